@@ -1,0 +1,53 @@
+// The CPU executor's engine. A collective is described as a set of flows; a
+// flow is an ordered list of items (chunks) moved over one channel in one
+// direction. A send item may depend on a receive item of another flow (the
+// ring forwards a chunk only after it arrived and was reduced); receive items
+// complete in order within their flow, so "item j of flow g is done" is just
+// done[g] > j. The engine moves whatever can move without blocking, and when
+// nothing can, backs off: spin, yield, then sleep in poll() on the channels.
+// It fails with a sentence naming the peer when a channel breaks, and with
+// weftTimeout when no byte moved for WEFT_TIMEOUT.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "transports/channel.h"
+
+namespace weft {
+
+struct FlowItem {
+  char* data = nullptr;  // send: source; receive: where the bytes land
+  size_t bytes = 0;
+  int depFlow = -1;      // send only: this item waits until depFlow has done > depItem
+  int64_t depItem = -1;
+};
+
+// What a collective tells the engine. Items are produced on demand so that a
+// call allocates nothing per chunk.
+class FlowPlan {
+ public:
+  virtual ~FlowPlan() = default;
+  virtual int numFlows() const = 0;
+  virtual Channel* channel(int flow) const = 0;
+  virtual bool isSend(int flow) const = 0;
+  virtual int64_t numItems(int flow) const = 0;
+  virtual FlowItem item(int flow, int64_t index) const = 0;
+  // Called once a receive item has fully landed (reduce it, for example).
+  virtual void onReceived(int /*flow*/, int64_t /*index*/) {}
+};
+
+struct FlowRunOptions {
+  const std::atomic<bool>* abortFlag = nullptr;
+  double timeoutSec = 300;
+  int64_t spinUs = 30;
+  const char* what = "collective";  // for error sentences: "allreduce #12"
+};
+
+weftResult_t runFlows(FlowPlan& plan, const FlowRunOptions& opts);
+
+// Most flows a plan may have (bounds the engine's fixed-size state).
+constexpr int kMaxFlows = 512;
+
+}  // namespace weft

@@ -1,0 +1,99 @@
+// Ring allreduce (see coll_context.h). Steps 0..n-2 are the reduce-scatter:
+// rank r sends segment r-k and receives segment r-k-1, which it reduces with
+// its own input into recvbuff; after step n-2 it owns segment r+1 fully
+// reduced. Steps n-1..2n-3 are the allgather of the owned segments. A chunk is
+// forwarded only after the same chunk of the previous step arrived (and was
+// reduced), which is what pipelines the ring.
+#include <cstring>
+
+#include "collectives/coll_context.h"
+#include "collectives/reduce.h"
+#include "collectives/ring_schedule.h"
+
+namespace weft {
+namespace {
+
+class RingAllReducePlan : public FlowPlan {
+ public:
+  RingAllReducePlan(CollContext& ctx, const CollArgs& a)
+      : ctx_(ctx), args_(a), n_(ctx.nranks), r_(ctx.rank), S_(ctx.channels->nstreams()) {
+    esize_ = datatypeSize(a.datatype);
+    maxSeg_ = segmentOf(a.count, n_, 0).count;
+    C_ = chunksPerSegment(maxSeg_, esize_, ctx.chunkBytes);
+    total_ = 2 * static_cast<int64_t>(n_ - 1) * C_;
+    next_ = (r_ + 1) % n_;
+    prev_ = (r_ + n_ - 1) % n_;
+  }
+  // Flows 0..S-1 send to the next rank, S..2S-1 receive from the previous one.
+  int numFlows() const override { return 2 * S_; }
+  bool isSend(int f) const override { return f < S_; }
+  Channel* channel(int f) const override {
+    return f < S_ ? ctx_.channels->sendChannel(next_, f) : ctx_.channels->recvChannel(prev_, f - S_);
+  }
+  int64_t numItems(int f) const override { return itemsOnStream(total_, S_, f % S_); }
+
+  FlowItem item(int f, int64_t k) const override {
+    int stream = f % S_;
+    int64_t i = stream + k * S_;
+    int64_t step = i / C_, c = i % C_;
+    FlowItem it;
+    if (isSend(f)) {
+      int seg = step < n_ - 1 ? mod(r_ - step, n_) : mod(r_ + 1 - (step - (n_ - 1)), n_);
+      Span sp = chunkOf(segmentOf(args_.count, n_, seg), C_, c);
+      const char* base = step == 0 ? static_cast<const char*>(args_.sendbuff)
+                                   : static_cast<const char*>(args_.recvbuff);
+      it.data = const_cast<char*>(base) + sp.offset * esize_;
+      it.bytes = sp.count * esize_;
+      if (step > 0) {
+        int64_t dep = i - C_;
+        it.depFlow = S_ + static_cast<int>(dep % S_);
+        it.depItem = dep / S_;
+      }
+    } else {
+      int seg = step < n_ - 1 ? mod(r_ - step - 1, n_) : mod(r_ - (step - (n_ - 1)), n_);
+      Span sp = chunkOf(segmentOf(args_.count, n_, seg), C_, c);
+      it.bytes = sp.count * esize_;
+      it.data = step < n_ - 1 ? ctx_.staging + stream * ctx_.slotBytes
+                              : static_cast<char*>(args_.recvbuff) + sp.offset * esize_;
+    }
+    return it;
+  }
+
+  void onReceived(int f, int64_t k) override {
+    int stream = f % S_;
+    int64_t i = stream + k * S_;
+    int64_t step = i / C_;
+    if (step >= n_ - 1) return;  // allgather: landed in place
+    Span sp = chunkOf(segmentOf(args_.count, n_, mod(r_ - step - 1, n_)), C_, i % C_);
+    size_t off = sp.offset * esize_;
+    // Partial sum from upstream, combined with our own input, into recvbuff.
+    reduceElements(args_.datatype, args_.op, static_cast<char*>(args_.recvbuff) + off,
+                   ctx_.staging + stream * ctx_.slotBytes,
+                   static_cast<const char*>(args_.sendbuff) + off, sp.count);
+  }
+
+ private:
+  CollContext& ctx_;
+  CollArgs args_;
+  int n_, r_, S_;
+  int next_, prev_;
+  size_t esize_ = 0, maxSeg_ = 0;
+  int64_t C_ = 1, total_ = 0;
+};
+
+}  // namespace
+
+weftResult_t ringAllReduce(CollContext& ctx, const CollArgs& args) {
+  size_t bytes = args.count * datatypeSize(args.datatype);
+  if (ctx.nranks == 1) {
+    if (args.recvbuff != args.sendbuff) std::memcpy(args.recvbuff, args.sendbuff, bytes);
+  } else {
+    RingAllReducePlan plan(ctx, args);
+    weftResult_t r = runFlows(plan, ctx.run);
+    if (r != weftSuccess) return r;
+  }
+  if (args.op == weftAvg) finishAverage(args.datatype, args.recvbuff, args.count, ctx.nranks);
+  return weftSuccess;
+}
+
+}  // namespace weft

@@ -1,0 +1,159 @@
+/* weft.h - the C ABI of weft, a collective communication library.
+ *
+ * Shaped like nccl.h so that porting is a rename: the same argument order, the
+ * same datatype and reduction-op enums (same numeric values), the same result
+ * codes where the meaning matches. Nothing here throws; every call returns a
+ * weftResult_t and, on failure, weftGetLastError() gives a sentence that names
+ * the offending argument or peer.
+ *
+ * Stream argument (decided before CUDA arrives, so it never changes meaning):
+ *   - stream == NULL (WEFT_STREAM_HOST): host semantics. The call runs the
+ *     collective on host memory and returns when it is complete on this rank
+ *     (the blocking form). Use the *Async forms to overlap instead.
+ *   - stream != NULL: a cudaStream_t. The collective is enqueued on the stream
+ *     and the call returns at once, as in NCCL. Builds without CUDA reject a
+ *     non-NULL stream with weftInvalidArgument.
+ *
+ * Threads: calls on one communicator must be made in the same order on every
+ * rank and must not run concurrently from two threads (as in NCCL and MPI),
+ * except weftCommAbort and weftCommGetAsyncError, which are safe from any
+ * thread at any time. Different communicators are independent.
+ */
+#ifndef WEFT_WEFT_H
+#define WEFT_WEFT_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WEFT_MAJOR 0
+#define WEFT_MINOR 1
+#define WEFT_PATCH 0
+/* Same encoding as NCCL_VERSION_CODE: major*10000 + minor*100 + patch. */
+#define WEFT_VERSION_CODE (WEFT_MAJOR * 10000 + WEFT_MINOR * 100 + WEFT_PATCH)
+
+typedef enum {
+  weftSuccess = 0,
+  weftUnhandledCudaError = 1,
+  weftSystemError = 2,
+  weftInternalError = 3,
+  weftInvalidArgument = 4,
+  weftInvalidUsage = 5,
+  weftRemoteError = 6,
+  weftInProgress = 7,
+  weftTimeout = 8,
+  weftNumResults = 9
+} weftResult_t;
+
+typedef enum {
+  weftInt8 = 0,
+  weftChar = 0,
+  weftUint8 = 1,
+  weftInt32 = 2,
+  weftInt = 2,
+  weftUint32 = 3,
+  weftInt64 = 4,
+  weftUint64 = 5,
+  weftFloat16 = 6,
+  weftHalf = 6,
+  weftFloat32 = 7,
+  weftFloat = 7,
+  weftFloat64 = 8,
+  weftDouble = 8,
+  weftBfloat16 = 9,
+  weftNumTypes = 10
+} weftDataType_t;
+
+typedef enum {
+  weftSum = 0,
+  weftProd = 1,
+  weftMax = 2,
+  weftMin = 3,
+  weftAvg = 4,
+  weftNumOps = 5
+} weftRedOp_t;
+
+/* Opaque 128 bytes, copied verbatim between ranks (MPI_Bcast, a file, the
+ * environment as text). Holds the root's address and the job's random secret;
+ * anyone holding it can join the job, so treat it as a credential. */
+#define WEFT_UNIQUE_ID_BYTES 128
+typedef struct {
+  char internal[WEFT_UNIQUE_ID_BYTES];
+} weftUniqueId;
+
+/* Text form of a unique id: 256 lowercase hex digits plus a NUL. */
+#define WEFT_UNIQUE_ID_STRLEN (2 * WEFT_UNIQUE_ID_BYTES + 1)
+
+typedef struct weftComm* weftComm_t;
+typedef struct weftRequest* weftRequest_t;
+typedef void* weftStream_t; /* a cudaStream_t, or NULL for host semantics */
+#define WEFT_STREAM_HOST ((weftStream_t)0)
+
+/* ---- version, errors ---------------------------------------------------- */
+weftResult_t weftGetVersion(int* version);
+const char* weftGetErrorString(weftResult_t result);
+/* The sentence describing the last failed call made by this thread (comm may
+ * be NULL). Empty string when the last call succeeded. */
+const char* weftGetLastError(weftComm_t comm);
+
+/* ---- unique id and communicators ---------------------------------------- */
+/* Creates a fresh id and starts serving the rendezvous for it in the
+ * background of this process (until every rank arrived or WEFT_TIMEOUT). */
+weftResult_t weftGetUniqueId(weftUniqueId* uniqueId);
+weftResult_t weftUniqueIdToString(const weftUniqueId* uniqueId, char* str, size_t len);
+weftResult_t weftUniqueIdFromString(const char* str, weftUniqueId* uniqueId);
+
+/* Collective over nranks ranks that share uniqueId. */
+weftResult_t weftCommInitRank(weftComm_t* comm, int nranks, weftUniqueId commId, int rank);
+/* ndev ranks in this process, one thread each; devlist is reserved for the
+ * CUDA build (pass NULL). comms must hold ndev entries. */
+weftResult_t weftCommInitAll(weftComm_t* comms, int ndev, const int* devlist);
+/* Rank, size and rendezvous from the environment, as set by weft-run
+ * (WEFT_UNIQUE_ID, WEFT_RANK, WEFT_WORLD_SIZE), by WEFT_ROOT_ADDR with
+ * WEFT_RANK/WEFT_WORLD_SIZE, or by torchrun (MASTER_ADDR, MASTER_PORT, RANK,
+ * WORLD_SIZE). See docs/launching.md. */
+weftResult_t weftCommInitFromEnv(weftComm_t* comm);
+/* Waits for this rank's outstanding work, then frees the communicator. */
+weftResult_t weftCommDestroy(weftComm_t comm);
+/* Safe from any thread: calls blocked on this communicator in other threads
+ * return weftInvalidUsage ("aborted") at once; returns within about a second
+ * without waiting for peers, then frees the communicator. */
+weftResult_t weftCommAbort(weftComm_t comm);
+weftResult_t weftCommCount(const weftComm_t comm, int* count);
+weftResult_t weftCommUserRank(const weftComm_t comm, int* rank);
+/* weftSuccess, or the error that broke the communicator in the background. */
+weftResult_t weftCommGetAsyncError(weftComm_t comm, weftResult_t* asyncError);
+
+/* ---- collectives (blocking on host memory when stream is NULL) ---------- */
+weftResult_t weftAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                           weftDataType_t datatype, weftRedOp_t op, weftComm_t comm,
+                           weftStream_t stream);
+/* sendcount elements from each rank; recvbuff holds nranks*sendcount. In place
+ * when sendbuff == recvbuff + rank*sendcount (elements). */
+weftResult_t weftAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                           weftDataType_t datatype, weftComm_t comm, weftStream_t stream);
+
+/* ---- non-blocking forms on host memory ---------------------------------- */
+/* Start the collective and return at once with a request; the buffers must
+ * stay untouched until the request completes. Requests complete in call order
+ * on a communicator. */
+weftResult_t weftAllReduceAsync(const void* sendbuff, void* recvbuff, size_t count,
+                                weftDataType_t datatype, weftRedOp_t op, weftComm_t comm,
+                                weftRequest_t* request);
+weftResult_t weftAllGatherAsync(const void* sendbuff, void* recvbuff, size_t sendcount,
+                                weftDataType_t datatype, weftComm_t comm,
+                                weftRequest_t* request);
+/* *done = 1 when complete; then the request is freed and *request set to NULL,
+ * and the return value is the collective's result. */
+weftResult_t weftTest(weftRequest_t* request, int* done);
+/* Blocks until complete (bounded by WEFT_TIMEOUT), frees the request, sets
+ * *request to NULL and returns the collective's result. */
+weftResult_t weftWait(weftRequest_t* request);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* WEFT_WEFT_H */

@@ -1,0 +1,26 @@
+// A page-aligned host buffer for the perf tools, allocated once for the largest
+// size and touched once so that page faults stay out of the timed loops.
+#ifndef WEFT_PERF_PERF_BUFFER_H
+#define WEFT_PERF_PERF_BUFFER_H
+
+#include <cstddef>
+
+class PerfBuffer {
+ public:
+  PerfBuffer() = default;
+  ~PerfBuffer();
+  PerfBuffer(const PerfBuffer&) = delete;
+  PerfBuffer& operator=(const PerfBuffer&) = delete;
+
+  // Allocates `bytes` (at least one page) and writes every page. False when
+  // out of memory.
+  bool Allocate(size_t bytes);
+  void* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+#endif  // WEFT_PERF_PERF_BUFFER_H

@@ -1,0 +1,28 @@
+// Check data for the perf tools: per-rank input values chosen so that every
+// reduction is exact in every datatype (small integers; products of 1s and a
+// rare 2), their reduction over ranks, and typed fill/compare helpers.
+#ifndef WEFT_PERF_PERF_CHECK_H
+#define WEFT_PERF_PERF_CHECK_H
+
+#include <weft/weft.h>
+
+#include <cstddef>
+#include <cstdint>
+
+struct PerfCollective;
+
+// The value rank `rank` puts at element `index` of its input for a check of op.
+int64_t PerfInputValue(weftRedOp_t op, int rank, size_t index);
+// op applied over PerfInputValue(op, r, index) for r in [0, nranks).
+int64_t PerfReducedValue(weftRedOp_t op, int nranks, size_t index);
+
+// buf[i] = PerfInputValue(op, rank, i) for i in [0, count).
+void PerfFillInput(void* buf, size_t count, weftDataType_t type, weftRedOp_t op, int rank);
+// buf[i] = value for i in [0, count).
+void PerfFillConstant(void* buf, size_t count, weftDataType_t type, int64_t value);
+// Elements of recv (collective.recv_elems(count) of them) that differ from
+// collective.expected(i, count, op, nranks).
+int64_t PerfCountWrong(const void* recv, weftDataType_t type, const PerfCollective& collective,
+                       size_t count, weftRedOp_t op, int nranks);
+
+#endif  // WEFT_PERF_PERF_CHECK_H

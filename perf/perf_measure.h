@@ -1,0 +1,38 @@
+// Timing and checking of one collective call shape (type, op, count) on this
+// rank, and combining per-rank numbers across ranks through weft itself.
+#ifndef WEFT_PERF_PERF_MEASURE_H
+#define WEFT_PERF_PERF_MEASURE_H
+
+#include <weft/weft.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "perf_args.h"
+#include "perf_collective.h"
+
+struct PerfCase {
+  const PerfCollective* collective = nullptr;
+  weftComm_t comm = nullptr;
+  int rank = 0;
+  int nranks = 1;
+  weftDataType_t type = weftFloat32;
+  weftRedOp_t op = weftSum;
+  size_t count = 0;
+  void* send = nullptr;  // at least send_elems(count) elements
+  void* recv = nullptr;  // at least recv_elems(count) elements
+  bool nonblocking = false;
+};
+
+// Runs `warmup` calls, synchronises the ranks with a one-element allreduce,
+// then returns the mean time in microseconds of `iters` back-to-back calls.
+double PerfTimeOnRank(const PerfCase& shape, bool in_place, int warmup, int iters);
+// Fills the inputs with check data, runs the collective once and returns the
+// number of wrong elements in this rank's receive buffer.
+int64_t PerfCheckOnRank(const PerfCase& shape, bool in_place);
+// Replaces each of the two times by its combination over ranks (-a mode).
+void PerfCombineTimes(const PerfCase& shape, PerfAverage average, double times_us[2]);
+// Replaces each of the two counts by its sum over ranks.
+void PerfSumOverRanks(const PerfCase& shape, int64_t values[2]);
+
+#endif  // WEFT_PERF_PERF_MEASURE_H

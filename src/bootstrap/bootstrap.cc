@@ -1,0 +1,199 @@
+// Bootstrap implementation (see bootstrap.h).
+#include "bootstrap/bootstrap.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/error.h"
+#include "core/log.h"
+
+namespace weft {
+
+Bootstrap::~Bootstrap() {
+  closeFd(&ringNext_);
+  closeFd(&ringPrev_);
+  closeFd(&listenFd_);
+  for (auto& kv : stash_) close(kv.second);
+}
+
+void Bootstrap::shutdownAll() {
+  if (ringNext_ >= 0) shutdown(ringNext_, SHUT_RDWR);
+  if (ringPrev_ >= 0) shutdown(ringPrev_, SHUT_RDWR);
+}
+
+std::string Bootstrap::peerName(int r) const {
+  std::string s = "rank " + std::to_string(r);
+  if (r >= 0 && r < static_cast<int>(addrs_.size())) s += " (" + addrs_[r].str() + ")";
+  return s;
+}
+
+weftResult_t Bootstrap::init(const UniqueIdBody& id, int rank, int nranks,
+                             const std::atomic<bool>* abortFlag) {
+  rank_ = rank;
+  nranks_ = nranks;
+  abort_ = abortFlag;
+  std::memcpy(secret_, id.secret, kSecretBytes);
+  WEFT_CHECK(rendezvous(id));
+  if (nranks_ == 1) return weftSuccess;
+  // The ring: connect forward first (it completes against the backlog), then accept.
+  WEFT_CHECK(connectPeer((rank_ + 1) % nranks_, kTagRing, &ringNext_));
+  WEFT_CHECK(acceptPeer((rank_ + nranks_ - 1) % nranks_, kTagRing, &ringPrev_));
+  return weftSuccess;
+}
+
+weftResult_t Bootstrap::rendezvous(const UniqueIdBody& id) {
+  SockAddr root = fromWire(id.root);
+  // Listen on the interface we would use to reach the root's network.
+  SockAddr local;
+  std::string ifname;
+  WEFT_CHECK(pickInterface(&local, &ifname));
+  local.setPort(0);
+  SockAddr bound;
+  WEFT_CHECK(listenOn(local, &listenFd_, &bound));
+  WEFT_INFO(BOOTSTRAP, "rank %d listens on %s (%s); root is %s", rank_, bound.str().c_str(),
+            ifname.c_str(), root.str().c_str());
+
+  Deadline deadline = Deadline::fromConfig();
+  int fd = -1;
+  WEFT_CHECK(connectTo(root, deadline, abort_, "the rendezvous root", &fd));
+  Hello h{};
+  h.magic = kWireMagic;
+  h.version = kWireVersion;
+  h.kind = kHelloRoot;
+  std::memcpy(h.secret, secret_, kSecretBytes);
+  h.rank = rank_;
+  h.nranks = nranks_;
+  h.listen = toWire(bound);
+  weftResult_t r = sendAll(fd, &h, sizeof(h), deadline, abort_, "the rendezvous root");
+  RootReply rep{};
+  if (r == weftSuccess) r = recvAll(fd, &rep, sizeof(rep), deadline, abort_, "the rendezvous root");
+  if (r == weftSuccess && rep.status != 0) {
+    std::string text(std::min<uint32_t>(rep.bytes, 4096), '\0');
+    recvAll(fd, &text[0], text.size(), deadline, abort_, "the rendezvous root");
+    close(fd);
+    return setError(weftRemoteError, "%s", text.c_str());
+  }
+  if (r == weftSuccess && (rep.nranks != nranks_ || rep.bytes != nranks_ * sizeof(WireAddr))) {
+    close(fd);
+    return setError(weftInternalError, "rendezvous root sent a malformed table");
+  }
+  std::vector<WireAddr> table(nranks_);
+  if (r == weftSuccess) r = recvAll(fd, table.data(), rep.bytes, deadline, abort_, "the rendezvous root");
+  close(fd);
+  if (r != weftSuccess) {
+    return setError(r, "rank %d: rendezvous with root %s failed: %s", rank_, root.str().c_str(),
+                    lastError().c_str());
+  }
+  addrs_.resize(nranks_);
+  for (int i = 0; i < nranks_; ++i) addrs_[i] = fromWire(table[i]);
+  return weftSuccess;
+}
+
+weftResult_t Bootstrap::connectPeer(int peer, uint32_t tag, int* fd) {
+  Deadline deadline = Deadline::fromConfig();
+  std::string what = peerName(peer);
+  WEFT_CHECK(connectTo(addrs_[peer], deadline, abort_, what.c_str(), fd));
+  Hello h{};
+  h.magic = kWireMagic;
+  h.version = kWireVersion;
+  h.kind = kHelloPeer;
+  std::memcpy(h.secret, secret_, kSecretBytes);
+  h.rank = rank_;
+  h.nranks = nranks_;
+  h.tag = tag;
+  weftResult_t r = sendAll(*fd, &h, sizeof(h), deadline, abort_, what.c_str());
+  if (r != weftSuccess) closeFd(fd);
+  return r;
+}
+
+weftResult_t Bootstrap::acceptPeer(int peer, uint32_t tag, int* fd) {
+  auto key = std::make_pair(peer, tag);
+  Deadline deadline = Deadline::fromConfig();
+  for (;;) {
+    auto it = stash_.find(key);
+    if (it != stash_.end()) {
+      *fd = it->second;
+      stash_.erase(it);
+      return weftSuccess;
+    }
+    int s = -1;
+    weftResult_t r = acceptOne(listenFd_, deadline, abort_, &s);
+    if (r != weftSuccess) {
+      return setError(r, "rank %d: %s never connected (tag %u): %s", rank_, peerName(peer).c_str(),
+                      tag, lastError().c_str());
+    }
+    Hello h{};
+    // Bounded per connection so a silent stranger cannot stall setup.
+    r = recvAll(s, &h, sizeof(h), Deadline::after(std::min(5.0, deadline.seconds())), abort_,
+                "a connecting peer");
+    if (r != weftSuccess || h.magic != kWireMagic || h.version != kWireVersion ||
+        h.kind != kHelloPeer || std::memcmp(h.secret, secret_, kSecretBytes) != 0 ||
+        h.nranks != nranks_ || h.rank < 0 || h.rank >= nranks_) {
+      WEFT_WARN(BOOTSTRAP, "rank %d dropped a connection without this job's secret", rank_);
+      close(s);
+      continue;
+    }
+    auto got = std::make_pair(static_cast<int>(h.rank), h.tag);
+    if (stash_.count(got)) {
+      WEFT_WARN(BOOTSTRAP, "rank %d: duplicate connection from rank %d tag %u dropped", rank_, h.rank, h.tag);
+      close(s);
+      continue;
+    }
+    stash_[got] = s;
+  }
+}
+
+weftResult_t Bootstrap::allgather(void* data, size_t bytes) {
+  char* base = static_cast<char*>(data);
+  Deadline deadline = Deadline::fromConfig();
+  std::string nextName = peerName((rank_ + 1) % nranks_);
+  std::string prevName = peerName((rank_ + nranks_ - 1) % nranks_);
+  for (int step = 0; step < nranks_ - 1; ++step) {
+    const char* out = base + ((rank_ - step + nranks_) % nranks_) * bytes;
+    char* in = base + ((rank_ - step - 1 + 2 * nranks_) % nranks_) * bytes;
+    // Send and receive together so that large slots cannot deadlock the ring.
+    size_t sent = 0, got = 0;
+    while (sent < bytes || got < bytes) {
+      if (abort_ && abort_->load()) return setError(weftInvalidUsage, "communicator aborted during bootstrap");
+      if (deadline.expired()) {
+        return setError(weftTimeout, "rank %d: bootstrap allgather step %d timed out after %.0f s "
+                        "(WEFT_TIMEOUT) waiting for %s", rank_, step, deadline.seconds(),
+                        got < bytes ? prevName.c_str() : nextName.c_str());
+      }
+      pollfd p[2] = {{ringNext_, static_cast<short>(sent < bytes ? POLLOUT : 0), 0},
+                     {ringPrev_, static_cast<short>(got < bytes ? POLLIN : 0), 0}};
+      if (poll(p, 2, deadline.remainingMs(100)) < 0 && errno != EINTR) {
+        return setError(weftSystemError, "poll failed: %s", strerror(errno));
+      }
+      if (sent < bytes && (p[0].revents & (POLLOUT | POLLERR | POLLHUP))) {
+        ssize_t n = send(ringNext_, out + sent, bytes - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) sent += n;
+        else if (n < 0 && errno != EAGAIN && errno != EINTR)
+          return setError(weftRemoteError, "rank %d: bootstrap link to %s broke: %s", rank_,
+                          nextName.c_str(), strerror(errno));
+      }
+      if (got < bytes && (p[1].revents & (POLLIN | POLLERR | POLLHUP))) {
+        ssize_t n = recv(ringPrev_, in + got, bytes - got, MSG_DONTWAIT);
+        if (n > 0) got += n;
+        else if (n == 0)
+          return setError(weftRemoteError, "rank %d: %s closed the bootstrap connection", rank_,
+                          prevName.c_str());
+        else if (errno != EAGAIN && errno != EINTR)
+          return setError(weftRemoteError, "rank %d: bootstrap link to %s broke: %s", rank_,
+                          prevName.c_str(), strerror(errno));
+      }
+    }
+  }
+  return weftSuccess;
+}
+
+weftResult_t Bootstrap::barrier() {
+  std::vector<char> scratch(nranks_);
+  return allgather(scratch.data(), 1);
+}
+
+}  // namespace weft

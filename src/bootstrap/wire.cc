@@ -1,0 +1,72 @@
+// Conversions and checks for the bootstrap wire records (see wire.h).
+#include "bootstrap/wire.h"
+
+#include <cstring>
+
+namespace weft {
+
+WireAddr toWire(const SockAddr& a) {
+  WireAddr w{};
+  w.family = static_cast<uint16_t>(a.family());
+  w.port = static_cast<uint16_t>(a.port());
+  if (a.family() == AF_INET) {
+    std::memcpy(w.addr, &reinterpret_cast<const sockaddr_in*>(&a.ss)->sin_addr, 4);
+  } else if (a.family() == AF_INET6) {
+    std::memcpy(w.addr, &reinterpret_cast<const sockaddr_in6*>(&a.ss)->sin6_addr, 16);
+  }
+  return w;
+}
+
+SockAddr fromWire(const WireAddr& w) {
+  SockAddr a;
+  if (w.family == AF_INET) {
+    auto* in = reinterpret_cast<sockaddr_in*>(&a.ss);
+    in->sin_family = AF_INET;
+    std::memcpy(&in->sin_addr, w.addr, 4);
+    a.len = sizeof(sockaddr_in);
+  } else if (w.family == AF_INET6) {
+    auto* in6 = reinterpret_cast<sockaddr_in6*>(&a.ss);
+    in6->sin6_family = AF_INET6;
+    std::memcpy(&in6->sin6_addr, w.addr, 16);
+    a.len = sizeof(sockaddr_in6);
+  }
+  a.setPort(w.port);
+  return a;
+}
+
+uint64_t fnv1a(const void* data, size_t bytes) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+void packUniqueId(const UniqueIdBody& body, char* raw) {
+  std::memset(raw, 0, 128);
+  UniqueIdBody b = body;
+  b.checksum = fnv1a(&b, offsetof(UniqueIdBody, checksum));
+  std::memcpy(raw, &b, sizeof(b));
+}
+
+bool unpackUniqueId(const char* raw, UniqueIdBody* body, std::string* why) {
+  std::memcpy(body, raw, sizeof(*body));
+  if (body->magic != kWireMagic) {
+    *why = "it is not a weft unique id (bad magic); was it produced by weftGetUniqueId?";
+    return false;
+  }
+  if (body->version != kWireVersion) {
+    *why = "it comes from another weft version (wire version " + std::to_string(body->version) + ")";
+    return false;
+  }
+  if (body->checksum != fnv1a(body, offsetof(UniqueIdBody, checksum))) {
+    *why = "its checksum does not match (truncated or modified id)";
+    return false;
+  }
+  if (body->root.family != AF_INET && body->root.family != AF_INET6) {
+    *why = "its root address family is invalid";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace weft

@@ -1,0 +1,69 @@
+// Wire formats of the bootstrap. Fixed-size records, written with memcpy in the
+// host's byte order: every rank of a job runs the same weft build on the same
+// kind of (little-endian) host. `kWireVersion` changes whenever a record does,
+// so mixed versions fail the magic/version check instead of misreading.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "bootstrap/socket.h"
+
+namespace weft {
+
+constexpr uint32_t kWireMagic = 0x54464557;  // "WEFT"
+constexpr uint16_t kWireVersion = 1;
+constexpr size_t kSecretBytes = 32;
+constexpr int kMaxRanks = 1 << 20;  // bounds every size we read from a peer
+
+// An IPv4 or IPv6 address and port.
+struct WireAddr {
+  uint16_t family;  // AF_INET or AF_INET6
+  uint16_t port;
+  uint8_t addr[16];
+};
+static_assert(sizeof(WireAddr) == 20, "WireAddr is a wire format");
+
+WireAddr toWire(const SockAddr& a);
+SockAddr fromWire(const WireAddr& w);
+
+// The unique id's contents (packed into weftUniqueId::internal, 128 bytes).
+struct UniqueIdBody {
+  uint32_t magic;
+  uint16_t version;
+  uint16_t reserved;
+  WireAddr root;
+  uint8_t secret[kSecretBytes];
+  uint64_t checksum;  // FNV-1a of the bytes before it: catches truncated or edited ids
+};
+static_assert(sizeof(UniqueIdBody) <= 128, "must fit weftUniqueId");
+
+uint64_t fnv1a(const void* data, size_t bytes);
+// Fills `body` from the 128 opaque bytes; false (and a reason) when invalid.
+bool unpackUniqueId(const char* raw, UniqueIdBody* body, std::string* why);
+void packUniqueId(const UniqueIdBody& body, char* raw);
+
+// First message on every bootstrap connection (rank -> root and rank -> rank).
+struct Hello {
+  uint32_t magic;
+  uint16_t version;
+  uint16_t kind;  // kHelloRoot or kHelloPeer
+  uint8_t secret[kSecretBytes];
+  int32_t rank;
+  int32_t nranks;
+  uint32_t tag;  // what the peer connection is for (kHelloPeer)
+  WireAddr listen;  // the sender's bootstrap listener (kHelloRoot)
+};
+constexpr uint16_t kHelloRoot = 1;
+constexpr uint16_t kHelloPeer = 2;
+
+// Root -> rank after everyone arrived: header, then nranks WireAddr records,
+// or status != 0 followed by `bytes` of error text.
+struct RootReply {
+  int32_t status;  // 0 ok
+  int32_t nranks;
+  uint32_t bytes;  // bytes that follow
+  uint32_t reserved;
+};
+
+}  // namespace weft

@@ -1,0 +1,252 @@
+// Communicator lifecycle entry points of the C ABI: unique ids, init (by id,
+// all-in-one-process, from the environment), destroy, abort and queries.
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "bootstrap/root.h"
+#include "bootstrap/wire.h"
+#include "core/comm.h"
+#include "core/config.h"
+#include "core/error.h"
+#include "core/launch_env.h"
+#include "core/log.h"
+
+using namespace weft;
+
+namespace {
+
+weftResult_t randomSecret(uint8_t* out) {
+  size_t got = 0;
+  while (got < kSecretBytes) {
+    ssize_t n = getrandom(out + got, kSecretBytes - got, 0);
+    if (n < 0) return setError(weftSystemError, "getrandom failed: %s", strerror(errno));
+    got += static_cast<size_t>(n);
+  }
+  return weftSuccess;
+}
+
+// Staging: one slot per stream for the ring, or nranks * WEFT_ONESHOT_MAX for the
+// one-round algorithm, whichever is larger. Touched now, so no collective ever
+// takes a first-touch page fault (~14 us per 4 KiB page on these VMs).
+weftResult_t allocStaging(weftComm* c) {
+  c->ctx.slotBytes = c->config.chunkBytes + 64;
+  size_t ring = c->ctx.slotBytes * c->config.nstreams;
+  size_t oneshot = oneshotStagingBytes(c->nranks, c->config.oneshotMax);
+  size_t bytes = std::max(ring, oneshot);
+  bytes = (bytes + (2u << 20) - 1) & ~((2u << 20) - 1);
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return setError(weftSystemError, "cannot map %zu bytes of staging: %s", bytes, strerror(errno));
+  madvise(p, bytes, MADV_HUGEPAGE);
+  std::memset(p, 0, bytes);
+  c->staging = static_cast<char*>(p);
+  c->stagingBytes = bytes;
+  return weftSuccess;
+}
+
+weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank) {
+  c->rank = rank;
+  c->nranks = nranks;
+  c->ownerPid = getpid();
+  logSetRank(rank);
+  WEFT_CHECK(readCommConfig(&c->config));
+  c->bootstrap = std::make_unique<Bootstrap>();
+  WEFT_CHECK(c->bootstrap->init(id, rank, nranks, &c->aborted));
+  c->tcp = std::make_unique<TcpTransport>();
+  if (nranks > 1) WEFT_CHECK(c->tcp->connectAll(*c->bootstrap, c->config.nstreams));
+  WEFT_CHECK(allocStaging(c));
+  CollContext& ctx = c->ctx;
+  ctx.rank = rank;
+  ctx.nranks = nranks;
+  ctx.channels = c->tcp.get();
+  ctx.staging = c->staging;
+  ctx.stagingBytes = c->stagingBytes;
+  ctx.chunkBytes = c->config.chunkBytes;
+  ctx.run.abortFlag = &c->aborted;
+  ctx.run.timeoutSec = c->config.timeoutSec;
+  ctx.run.spinUs = c->config.spinUs;
+  // Every rank is connected before any returns: a later collective never meets a half-built peer.
+  if (nranks > 1) WEFT_CHECK(c->bootstrap->barrier());
+  WEFT_INFO(INIT, "rank %d of %d ready (%d TCP stream(s) per peer, chunk %zu B)", rank, nranks,
+            c->config.nstreams, c->config.chunkBytes);
+  return weftSuccess;
+}
+
+}  // namespace
+
+extern "C" weftResult_t weftGetUniqueId(weftUniqueId* uniqueId) {
+  clearError();
+  if (uniqueId == nullptr) return setError(weftInvalidArgument, "weftGetUniqueId: uniqueId is NULL");
+  UniqueIdBody body{};
+  body.magic = kWireMagic;
+  body.version = kWireVersion;
+  WEFT_CHECK(randomSecret(body.secret));
+  SockAddr addr;
+  std::string ifname;
+  WEFT_CHECK(pickInterface(&addr, &ifname));
+  addr.setPort(0);
+  SockAddr bound;
+  WEFT_CHECK(RootServer::start(addr, body.secret, &bound));
+  body.root = toWire(bound);
+  packUniqueId(body, uniqueId->internal);
+  WEFT_INFO(BOOTSTRAP, "unique id: root at %s (%s)", bound.str().c_str(), ifname.c_str());
+  return weftSuccess;
+}
+
+extern "C" weftResult_t weftUniqueIdToString(const weftUniqueId* id, char* str, size_t len) {
+  clearError();
+  if (id == nullptr) return setError(weftInvalidArgument, "weftUniqueIdToString: uniqueId is NULL");
+  if (str == nullptr || len < WEFT_UNIQUE_ID_STRLEN)
+    return setError(weftInvalidArgument, "weftUniqueIdToString: str must hold %d bytes", WEFT_UNIQUE_ID_STRLEN);
+  static const char* hex = "0123456789abcdef";
+  for (int i = 0; i < WEFT_UNIQUE_ID_BYTES; ++i) {
+    unsigned char b = static_cast<unsigned char>(id->internal[i]);
+    str[2 * i] = hex[b >> 4];
+    str[2 * i + 1] = hex[b & 15];
+  }
+  str[2 * WEFT_UNIQUE_ID_BYTES] = '\0';
+  return weftSuccess;
+}
+
+extern "C" weftResult_t weftUniqueIdFromString(const char* str, weftUniqueId* id) {
+  clearError();
+  if (str == nullptr || id == nullptr)
+    return setError(weftInvalidArgument, "weftUniqueIdFromString: %s is NULL", str ? "uniqueId" : "str");
+  if (std::strlen(str) != 2 * WEFT_UNIQUE_ID_BYTES)
+    return setError(weftInvalidArgument, "weftUniqueIdFromString: str has %zu characters, expected %d hex digits",
+                    std::strlen(str), 2 * WEFT_UNIQUE_ID_BYTES);
+  auto nib = [](char ch) -> int {
+    if (ch >= '0' && ch <= '9') return ch - '0';
+    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+    return -1;
+  };
+  for (int i = 0; i < WEFT_UNIQUE_ID_BYTES; ++i) {
+    int hi = nib(str[2 * i]), lo = nib(str[2 * i + 1]);
+    if (hi < 0 || lo < 0)
+      return setError(weftInvalidArgument, "weftUniqueIdFromString: str has a non-hex character at %d", 2 * i);
+    id->internal[i] = static_cast<char>(hi << 4 | lo);
+  }
+  return weftSuccess;
+}
+
+extern "C" weftResult_t weftCommInitRank(weftComm_t* comm, int nranks, weftUniqueId commId, int rank) {
+  clearError();
+  if (comm == nullptr) return setError(weftInvalidArgument, "weftCommInitRank: comm is NULL");
+  *comm = nullptr;
+  if (nranks < 1 || nranks > kMaxRanks)
+    return setError(weftInvalidArgument, "weftCommInitRank: nranks=%d must be in [1, %d]", nranks, kMaxRanks);
+  if (rank < 0 || rank >= nranks)
+    return setError(weftInvalidArgument, "weftCommInitRank: rank=%d must be in [0, nranks=%d)", rank, nranks);
+  UniqueIdBody body;
+  std::string why;
+  if (!unpackUniqueId(commId.internal, &body, &why))
+    return setError(weftInvalidArgument, "weftCommInitRank: commId is invalid: %s", why.c_str());
+  auto* c = new weftComm();
+  weftResult_t r = initComm(c, nranks, body, rank);
+  if (r != weftSuccess) {
+    std::string msg = "weftCommInitRank (rank " + std::to_string(rank) + " of " +
+                      std::to_string(nranks) + "): " + lastError();
+    delete c;
+    return setErrorString(r, msg);
+  }
+  registerComm(c);
+  *comm = c;
+  return weftSuccess;
+}
+
+extern "C" weftResult_t weftCommInitAll(weftComm_t* comms, int ndev, const int* devlist) {
+  clearError();
+  if (comms == nullptr) return setError(weftInvalidArgument, "weftCommInitAll: comms is NULL");
+  if (ndev < 1) return setError(weftInvalidArgument, "weftCommInitAll: ndev=%d must be at least 1", ndev);
+  if (devlist != nullptr)
+    return setError(weftInvalidArgument, "weftCommInitAll: devlist must be NULL in a build without CUDA");
+  weftUniqueId id;
+  WEFT_CHECK(weftGetUniqueId(&id));
+  std::vector<weftResult_t> results(ndev, weftSuccess);
+  std::vector<std::string> errors(ndev);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < ndev; ++i) {
+    threads.emplace_back([&, i] {
+      results[i] = weftCommInitRank(&comms[i], ndev, id, i);
+      if (results[i] != weftSuccess) errors[i] = lastError();
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < ndev; ++i) {
+    if (results[i] == weftSuccess) continue;
+    for (int j = 0; j < ndev; ++j)
+      if (results[j] == weftSuccess) weftCommAbort(comms[j]);
+    for (int j = 0; j < ndev; ++j) comms[j] = nullptr;
+    return setErrorString(results[i], "weftCommInitAll: " + errors[i]);
+  }
+  return weftSuccess;
+}
+
+extern "C" weftResult_t weftCommInitFromEnv(weftComm_t* comm) {
+  clearError();
+  if (comm == nullptr) return setError(weftInvalidArgument, "weftCommInitFromEnv: comm is NULL");
+  *comm = nullptr;
+  LaunchEnv env;
+  WEFT_CHECK(readLaunchEnv(&env));
+  UniqueIdBody body;
+  WEFT_CHECK(uniqueIdForLaunch(env, &body));
+  weftUniqueId id;
+  packUniqueId(body, id.internal);
+  return weftCommInitRank(comm, env.worldSize, id, env.rank);
+}
+
+extern "C" weftResult_t weftCommDestroy(weftComm_t comm) {
+  clearError();
+  if (comm == nullptr) return setError(weftInvalidArgument, "weftCommDestroy: comm is NULL");
+  if (!isLiveComm(comm))
+    return setError(weftInvalidArgument, "weftCommDestroy: comm is not a live communicator (double destroy?)");
+  retireComm(comm);
+  delete comm;  // the destructor drains the progress thread (bounded by WEFT_TIMEOUT)
+  return weftSuccess;
+}
+
+extern "C" weftResult_t weftCommAbort(weftComm_t comm) {
+  clearError();
+  if (comm == nullptr) return setError(weftInvalidArgument, "weftCommAbort: comm is NULL");
+  if (!isLiveComm(comm))
+    return setError(weftInvalidArgument, "weftCommAbort: comm is not a live communicator");
+  comm->aborted.store(true);
+  // Wake every wait: sockets fail at once, loops see the flag within 100 ms.
+  if (comm->tcp) comm->tcp->shutdownAll();
+  if (comm->bootstrap) comm->bootstrap->shutdownAll();
+  retireComm(comm);
+  delete comm;
+  return weftSuccess;
+}
+
+extern "C" weftResult_t weftCommCount(const weftComm_t comm, int* count) {
+  clearError();
+  WEFT_CHECK(checkComm(comm, "weftCommCount"));
+  if (count == nullptr) return setError(weftInvalidArgument, "weftCommCount: count is NULL");
+  *count = comm->nranks;
+  return weftSuccess;
+}
+
+extern "C" weftResult_t weftCommUserRank(const weftComm_t comm, int* rank) {
+  clearError();
+  WEFT_CHECK(checkComm(comm, "weftCommUserRank"));
+  if (rank == nullptr) return setError(weftInvalidArgument, "weftCommUserRank: rank is NULL");
+  *rank = comm->rank;
+  return weftSuccess;
+}
+
+extern "C" weftResult_t weftCommGetAsyncError(weftComm_t comm, weftResult_t* asyncError) {
+  clearError();
+  if (comm == nullptr) return setError(weftInvalidArgument, "weftCommGetAsyncError: comm is NULL");
+  if (!isLiveComm(comm)) return setError(weftInvalidArgument, "weftCommGetAsyncError: comm is not a live communicator");
+  if (asyncError == nullptr) return setError(weftInvalidArgument, "weftCommGetAsyncError: asyncError is NULL");
+  std::lock_guard<std::mutex> lock(comm->failMu);
+  *asyncError = comm->failure;
+  if (comm->failure != weftSuccess) setErrorString(weftSuccess, comm->failureText);
+  return weftSuccess;
+}

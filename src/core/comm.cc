@@ -1,0 +1,119 @@
+// Communicator bookkeeping: config, the live registry, failure state, teardown.
+#include "core/comm.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <unordered_set>
+
+#include "core/config.h"
+#include "core/error.h"
+#include "core/log.h"
+
+namespace weft {
+namespace {
+std::mutex registryMu;
+std::unordered_set<const weftComm*>& registry() {
+  static auto* set = new std::unordered_set<const weftComm*>();  // never destroyed: safe at exit
+  return *set;
+}
+}  // namespace
+
+void registerComm(weftComm* comm) {
+  std::lock_guard<std::mutex> lock(registryMu);
+  registry().insert(comm);
+}
+
+void unregisterComm(weftComm* comm) {
+  std::lock_guard<std::mutex> lock(registryMu);
+  registry().erase(comm);
+}
+
+bool isLiveComm(const weftComm* comm) {
+  std::lock_guard<std::mutex> lock(registryMu);
+  return registry().count(comm) != 0;
+}
+
+weftResult_t checkComm(const weftComm* comm, const char* fn) {
+  CommCall call(const_cast<weftComm*>(comm), fn);
+  return call.status();
+}
+
+CommCall::CommCall(weftComm* comm, const char* fn) : comm_(nullptr) {
+  std::lock_guard<std::mutex> lock(registryMu);
+  if (comm == nullptr) {
+    status_ = setError(weftInvalidArgument, "%s: comm is NULL", fn);
+  } else if (registry().count(comm) == 0) {
+    status_ = setError(weftInvalidArgument,
+                       "%s: comm is not a live communicator (destroyed, aborted or never created)", fn);
+  } else if (comm->aborted.load()) {
+    status_ = setError(weftInvalidUsage, "%s: comm was aborted", fn);
+  } else if (comm->ownerPid != getpid()) {
+    status_ = setError(weftInvalidUsage,
+                       "%s: comm was created by process %d and cannot be used from forked child %d",
+                       fn, comm->ownerPid, getpid());
+  } else {
+    status_ = weftSuccess;
+    comm_ = comm;
+    comm_->activeCalls.fetch_add(1);
+  }
+}
+
+CommCall::~CommCall() {
+  if (comm_ != nullptr) comm_->activeCalls.fetch_sub(1);
+}
+
+void retireComm(weftComm* comm) {
+  {
+    std::lock_guard<std::mutex> lock(registryMu);
+    registry().erase(comm);
+  }
+  // Calls in flight notice `aborted` (or finish) and leave; bounded so that a
+  // wedged call cannot make destroy hang: after the bound we leak instead.
+  for (int i = 0; i < 5000 && comm->activeCalls.load() > 0; ++i) usleep(1000);
+}
+
+weftResult_t readCommConfig(CommConfig* cfg) {
+  std::string algo = configString("WEFT_ALGO");
+  if (algo == "auto" || algo.empty()) cfg->algo = Algo::kAuto;
+  else if (algo == "ring") cfg->algo = Algo::kRing;
+  else if (algo == "oneshot") cfg->algo = Algo::kOneshot;
+  else return setError(weftInvalidArgument, "WEFT_ALGO=%s: expected auto, ring or oneshot", algo.c_str());
+
+  int64_t v = 0;
+  if (!parseSize(configString("WEFT_ONESHOT_MAX"), &v) || v < 0 || v > (1LL << 30))
+    return setError(weftInvalidArgument, "WEFT_ONESHOT_MAX=%s: expected a size up to 1G",
+                    configString("WEFT_ONESHOT_MAX").c_str());
+  cfg->oneshotMax = static_cast<size_t>(v);
+  if (!parseSize(configString("WEFT_CHUNK"), &v) || v < 64 || v > (64LL << 20))
+    return setError(weftInvalidArgument, "WEFT_CHUNK=%s: expected a size from 64 to 64M",
+                    configString("WEFT_CHUNK").c_str());
+  cfg->chunkBytes = static_cast<size_t>(v);
+  if (!parseSize(configString("WEFT_SOCKET_NSTREAMS"), &v) || v < 1 || v > 16)
+    return setError(weftInvalidArgument, "WEFT_SOCKET_NSTREAMS=%s: expected 1 to 16",
+                    configString("WEFT_SOCKET_NSTREAMS").c_str());
+  cfg->nstreams = static_cast<int>(v);
+  cfg->timeoutSec = configDouble("WEFT_TIMEOUT");
+  if (cfg->timeoutSec <= 0)
+    return setError(weftInvalidArgument, "WEFT_TIMEOUT=%s: expected a positive number of seconds",
+                    configString("WEFT_TIMEOUT").c_str());
+  cfg->spinUs = configInt("WEFT_SPIN_US");
+  return weftSuccess;
+}
+
+}  // namespace weft
+
+void weftComm::markBroken(weftResult_t r, const std::string& text) {
+  std::lock_guard<std::mutex> lock(failMu);
+  if (failure != weftSuccess) return;
+  failure = r;
+  failureText = text;
+  WEFT_WARN(COLL, "rank %d of %d: communicator failed: %s", rank, nranks, text.c_str());
+}
+
+weftComm::~weftComm() {
+  progress.stop();
+  tcp.reset();
+  bootstrap.reset();
+  if (staging != nullptr) munmap(staging, stagingBytes);
+}

@@ -1,0 +1,89 @@
+// The communicator: what weftCommInitRank builds and every call uses. It owns
+// the bootstrap, the transports, the staging memory, the progress thread and
+// the failure state. Field order is setup order.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "bootstrap/bootstrap.h"
+#include "collectives/coll_context.h"
+#include "core/request.h"
+#include "transports/tcp/tcp_transport.h"
+
+namespace weft {
+
+enum class Algo { kAuto, kRing, kOneshot };
+
+struct CommConfig {
+  Algo algo = Algo::kAuto;
+  size_t oneshotMax = 64 << 10;
+  size_t chunkBytes = 256 << 10;
+  int nstreams = 2;
+  double timeoutSec = 300;
+  int64_t spinUs = 30;
+};
+
+// Reads WEFT_ALGO, WEFT_ONESHOT_MAX, WEFT_CHUNK, WEFT_SOCKET_NSTREAMS, WEFT_TIMEOUT,
+// WEFT_SPIN_US; a bad value is weftInvalidArgument naming the variable.
+weftResult_t readCommConfig(CommConfig* cfg);
+
+}  // namespace weft
+
+struct weftComm {
+  int rank = -1;
+  int nranks = 0;
+  pid_t ownerPid = 0;  // calls from a forked child are refused
+  weft::CommConfig config;
+  std::atomic<bool> aborted{false};
+  std::unique_ptr<weft::Bootstrap> bootstrap;
+  std::unique_ptr<weft::TcpTransport> tcp;
+  char* staging = nullptr;
+  size_t stagingBytes = 0;
+  weft::CollContext ctx;
+  weft::ProgressThread progress;
+  uint64_t seq = 0;  // collectives issued on this communicator
+  // API calls inside the communicator right now; abort waits for them to leave
+  // before freeing it (they leave quickly once `aborted` is set).
+  std::atomic<int> activeCalls{0};
+
+  // The first failure that broke the communicator (peer gone, timeout); once
+  // set, every later call fails with it. Guarded by failMu.
+  std::mutex failMu;
+  weftResult_t failure = weftSuccess;
+  std::string failureText;
+
+  ~weftComm();
+  void markBroken(weftResult_t r, const std::string& text);
+};
+
+namespace weft {
+// Live-communicator registry: lets every call reject a destroyed or bogus handle
+// with a sentence instead of touching freed memory.
+void registerComm(weftComm* comm);
+void unregisterComm(weftComm* comm);
+bool isLiveComm(const weftComm* comm);
+// Validates `comm` for an API call named `fn`: live, not aborted, same process.
+weftResult_t checkComm(const weftComm* comm, const char* fn);
+
+// Holds a communicator for the length of an API call that may block: checks it
+// like checkComm and counts the call in activeCalls, atomically with respect to
+// abort/destroy unregistering it.
+class CommCall {
+ public:
+  CommCall(weftComm* comm, const char* fn);
+  ~CommCall();
+  weftResult_t status() const { return status_; }
+
+ private:
+  weftComm* comm_;
+  weftResult_t status_;
+};
+
+// Unregisters `comm` and waits (bounded) until no API call is inside it.
+void retireComm(weftComm* comm);
+}  // namespace weft

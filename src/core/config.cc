@@ -1,0 +1,83 @@
+// Reads the knobs declared in config_table.cc from the environment.
+#include "core/config.h"
+
+#include <cassert>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <set>
+
+#include "core/log.h"
+
+namespace weft {
+namespace {
+
+const ConfigVar* findVar(const char* name) {
+  for (const ConfigVar& v : configVars()) {
+    if (std::strcmp(v.name, name) == 0) return &v;
+  }
+  assert(false && "undeclared WEFT_ knob: add it to config_table.cc");
+  return nullptr;
+}
+
+void warnOnce(const char* name, const std::string& value) {
+  static std::mutex mu;
+  static std::set<std::string> warned;
+  std::lock_guard<std::mutex> lock(mu);
+  if (warned.insert(name).second) {
+    WEFT_WARN(INIT, "%s=%s is not valid; using the default", name, value.c_str());
+  }
+}
+
+}  // namespace
+
+bool parseSize(const std::string& text, int64_t* out) {
+  if (text.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || end == text.c_str()) return false;
+  int64_t mult = 1;
+  if (*end == 'K' || *end == 'k') mult = 1LL << 10, ++end;
+  else if (*end == 'M' || *end == 'm') mult = 1LL << 20, ++end;
+  else if (*end == 'G' || *end == 'g') mult = 1LL << 30, ++end;
+  if (*end != '\0') return false;
+  if (v != 0 && (v > INT64_MAX / mult || v < INT64_MIN / mult)) return false;
+  *out = v * mult;
+  return true;
+}
+
+std::string configString(const char* name) {
+  const ConfigVar* var = findVar(name);
+  const char* env = std::getenv(name);
+  if (env != nullptr) return env;
+  return var ? var->defaultValue : "";
+}
+
+bool configIsSet(const char* name) {
+  findVar(name);
+  return std::getenv(name) != nullptr;
+}
+
+int64_t configInt(const char* name) {
+  const ConfigVar* var = findVar(name);
+  int64_t v = 0;
+  std::string s = configString(name);
+  if (parseSize(s, &v)) return v;
+  if (var && std::getenv(name) != nullptr) warnOnce(name, s);
+  if (var && parseSize(var->defaultValue, &v)) return v;
+  return 0;
+}
+
+double configDouble(const char* name) {
+  const ConfigVar* var = findVar(name);
+  std::string s = configString(name);
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (!s.empty() && end && *end == '\0') return v;
+  if (var && std::getenv(name) != nullptr) warnOnce(name, s);
+  return var ? std::strtod(var->defaultValue, nullptr) : 0.0;
+}
+
+}  // namespace weft

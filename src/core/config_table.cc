@@ -1,0 +1,29 @@
+// The one table of WEFT_* knobs. Add a line here for every new knob; nothing
+// else in weft may call getenv() on a WEFT_ name.
+#include "core/config.h"
+
+namespace weft {
+
+const std::vector<ConfigVar>& configVars() {
+  static const std::vector<ConfigVar> vars = {
+      {"WEFT_DEBUG", "WARN", "Log level: NONE, WARN, INFO or TRACE."},
+      {"WEFT_DEBUG_SUBSYS", "ALL", "Comma list of subsystems to log: INIT, BOOTSTRAP, NET, COLL, ALL."},
+      {"WEFT_DEBUG_FILE", "", "Write the log here instead of stderr (%h host, %p pid)."},
+      {"WEFT_TIMEOUT", "300", "Seconds any blocking wait (bootstrap, connect, collective) may last."},
+      {"WEFT_SOCKET_IFNAME", "", "Interfaces for sockets: prefixes, '=' exact, '^' excludes (NCCL syntax)."},
+      {"WEFT_SOCKET_FAMILY", "", "Force AF_INET or AF_INET6 for sockets."},
+      {"WEFT_SOCKET_NSTREAMS", "2", "TCP connections per peer pair; chunks are striped over them."},
+      {"WEFT_CHUNK", "256K", "Bytes per pipelined chunk of ring algorithms (K/M suffixes)."},
+      {"WEFT_ALGO", "auto", "Force an algorithm: auto, ring, oneshot."},
+      {"WEFT_ONESHOT_MAX", "64K", "Largest per-rank message that uses the one-round (oneshot) algorithm."},
+      {"WEFT_SPIN_US", "30", "Microseconds a waiter spins before it yields, then sleeps in poll()."},
+      {"WEFT_UNIQUE_ID", "", "Hex unique id for weftCommInitFromEnv (set by weft-run)."},
+      {"WEFT_RANK", "", "This process's rank for weftCommInitFromEnv."},
+      {"WEFT_WORLD_SIZE", "", "Number of ranks for weftCommInitFromEnv."},
+      {"WEFT_ROOT_ADDR", "", "host:port where rank 0 serves the rendezvous (no unique id needed)."},
+      {"WEFT_SECRET", "", "Shared job secret for WEFT_ROOT_ADDR / torchrun launches."},
+  };
+  return vars;
+}
+
+}  // namespace weft

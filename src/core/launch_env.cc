@@ -1,0 +1,113 @@
+// Launch detection from the environment (see launch_env.h).
+#include "core/launch_env.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "bootstrap/root.h"
+#include "core/config.h"
+#include "core/error.h"
+#include "core/log.h"
+
+namespace weft {
+namespace {
+
+bool parseInt(const char* text, int* out) {
+  if (text == nullptr || *text == '\0') return false;
+  char* end = nullptr;
+  long v = std::strtol(text, &end, 10);
+  if (*end != '\0' || v < INT32_MIN || v > INT32_MAX) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+weftResult_t readRankSize(const char* rankVar, const char* sizeVar, LaunchEnv* env) {
+  // Non-WEFT names (torchrun's) are read directly; WEFT_ ones go through the table.
+  std::string rankText = std::strncmp(rankVar, "WEFT_", 5) == 0 ? configString(rankVar) : (std::getenv(rankVar) ? std::getenv(rankVar) : "");
+  std::string sizeText = std::strncmp(sizeVar, "WEFT_", 5) == 0 ? configString(sizeVar) : (std::getenv(sizeVar) ? std::getenv(sizeVar) : "");
+  if (!parseInt(sizeText.c_str(), &env->worldSize) || env->worldSize < 1 || env->worldSize > kMaxRanks)
+    return setError(weftInvalidArgument, "weftCommInitFromEnv: %s='%s' is not a valid number of ranks",
+                    sizeVar, sizeText.c_str());
+  if (!parseInt(rankText.c_str(), &env->rank) || env->rank < 0 || env->rank >= env->worldSize)
+    return setError(weftInvalidArgument, "weftCommInitFromEnv: %s='%s' is not a rank in [0, %d)",
+                    rankVar, rankText.c_str(), env->worldSize);
+  return weftSuccess;
+}
+
+}  // namespace
+
+weftResult_t readLaunchEnv(LaunchEnv* env) {
+  if (configIsSet("WEFT_UNIQUE_ID")) {
+    env->haveId = true;
+    env->idHex = configString("WEFT_UNIQUE_ID");
+    env->source = "WEFT_UNIQUE_ID";
+    return readRankSize("WEFT_RANK", "WEFT_WORLD_SIZE", env);
+  }
+  if (configIsSet("WEFT_ROOT_ADDR")) {
+    env->rootAddr = configString("WEFT_ROOT_ADDR");
+    env->source = "WEFT_ROOT_ADDR";
+    return readRankSize("WEFT_RANK", "WEFT_WORLD_SIZE", env);
+  }
+  const char* maddr = std::getenv("MASTER_ADDR");
+  const char* mport = std::getenv("MASTER_PORT");
+  if (maddr && mport && std::getenv("RANK") && std::getenv("WORLD_SIZE")) {
+    int port = 0;
+    if (!parseInt(mport, &port) || port <= 0 || port >= 65535)
+      return setError(weftInvalidArgument, "weftCommInitFromEnv: MASTER_PORT='%s' is not a port below 65535", mport);
+    std::string host = maddr;
+    if (host.find(':') != std::string::npos && host[0] != '[') host = "[" + host + "]";
+    env->rootAddr = host + ":" + std::to_string(port + 1);
+    env->source = "torchrun (MASTER_ADDR/MASTER_PORT+1/RANK/WORLD_SIZE)";
+    return readRankSize("RANK", "WORLD_SIZE", env);
+  }
+  return setError(weftInvalidArgument,
+                  "weftCommInitFromEnv: no launch found in the environment: set WEFT_UNIQUE_ID (weft-run), "
+                  "WEFT_ROOT_ADDR, or MASTER_ADDR/MASTER_PORT/RANK/WORLD_SIZE, each with a rank and size");
+}
+
+weftResult_t uniqueIdForLaunch(const LaunchEnv& env, UniqueIdBody* body) {
+  if (env.haveId) {
+    weftUniqueId id;
+    if (weftUniqueIdFromString(env.idHex.c_str(), &id) != weftSuccess)
+      return setError(weftInvalidArgument, "weftCommInitFromEnv: WEFT_UNIQUE_ID is malformed: %s",
+                      lastError().c_str());
+    std::string why;
+    if (!unpackUniqueId(id.internal, body, &why))
+      return setError(weftInvalidArgument, "weftCommInitFromEnv: WEFT_UNIQUE_ID is invalid: %s", why.c_str());
+    return weftSuccess;
+  }
+  SockAddr root;
+  std::string why;
+  if (!parseHostPort(env.rootAddr, &root, &why))
+    return setError(weftInvalidArgument, "weftCommInitFromEnv: root address from %s: %s", env.source.c_str(),
+                    why.c_str());
+  std::memset(body, 0, sizeof(*body));
+  body->magic = kWireMagic;
+  body->version = kWireVersion;
+  body->root = toWire(root);
+  // Expand the secret text (or the job's identity) into kSecretBytes.
+  std::string seed = configString("WEFT_SECRET");
+  if (seed.empty()) seed = "weft-job:" + env.rootAddr + ":" + std::to_string(env.worldSize);
+  for (size_t i = 0; i < kSecretBytes; i += 8) {
+    std::string block = seed + "#" + std::to_string(i);
+    uint64_t h = fnv1a(block.data(), block.size());
+    std::memcpy(body->secret + i, &h, 8);
+  }
+  if (env.rank == 0) {
+    // Serve the rendezvous on the given port, on every local address of its family.
+    SockAddr any;
+    any.ss.ss_family = static_cast<sa_family_t>(root.family());
+    any.len = root.len;
+    any.setPort(root.port());
+    SockAddr bound;
+    weftResult_t r = RootServer::start(any, body->secret, &bound);
+    if (r != weftSuccess)
+      return setError(r, "weftCommInitFromEnv: rank 0 cannot serve the rendezvous at %s: %s",
+                      env.rootAddr.c_str(), lastError().c_str());
+  }
+  WEFT_INFO(BOOTSTRAP, "launch from %s: rank %d of %d, root %s", env.source.c_str(), env.rank,
+            env.worldSize, root.str().c_str());
+  return weftSuccess;
+}
+
+}  // namespace weft

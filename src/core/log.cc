@@ -1,0 +1,110 @@
+// Log sink: level and subsystem filters are read once from the config table.
+#include "core/log.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "core/config.h"
+
+namespace weft {
+namespace {
+
+struct LogState {
+  LogLevel level = LogLevel::kWarn;
+  unsigned subsys = ~0u;
+  FILE* out = stderr;
+  char host[64] = {0};
+};
+
+const char* levelName(LogLevel l) {
+  switch (l) {
+    case LogLevel::kWarn: return "WARN";
+    case LogLevel::kInfo: return "INFO";
+    case LogLevel::kTrace: return "TRACE";
+    default: return "";
+  }
+}
+
+const char* subsysName(unsigned s) {
+  switch (s) {
+    case kLogINIT: return "INIT";
+    case kLogBOOTSTRAP: return "BOOTSTRAP";
+    case kLogNET: return "NET";
+    case kLogCOLL: return "COLL";
+    default: return "?";
+  }
+}
+
+unsigned parseSubsys(const std::string& text) {
+  if (text.empty() || text == "ALL") return ~0u;
+  unsigned mask = 0;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    std::string tok = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    for (unsigned bit = 1; bit <= kLogCOLL; bit <<= 1)
+      if (tok == subsysName(bit) || tok == "ALL") mask |= (tok == "ALL") ? ~0u : bit;
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return mask;
+}
+
+// Read lazily (not at load time) so tests may set the environment first.
+LogState& state() {
+  static LogState s = [] {
+    LogState st;
+    std::string lvl = configString("WEFT_DEBUG");
+    if (lvl == "NONE") st.level = LogLevel::kNone;
+    else if (lvl == "INFO") st.level = LogLevel::kInfo;
+    else if (lvl == "TRACE") st.level = LogLevel::kTrace;
+    st.subsys = parseSubsys(configString("WEFT_DEBUG_SUBSYS"));
+    gethostname(st.host, sizeof(st.host) - 1);
+    std::string file = configString("WEFT_DEBUG_FILE");
+    if (!file.empty()) {
+      std::string path;
+      for (size_t i = 0; i < file.size(); ++i) {
+        if (file[i] == '%' && i + 1 < file.size() && file[i + 1] == 'h') path += st.host, ++i;
+        else if (file[i] == '%' && i + 1 < file.size() && file[i + 1] == 'p')
+          path += std::to_string(getpid()), ++i;
+        else path += file[i];
+      }
+      if (FILE* f = fopen(path.c_str(), "a")) st.out = f;
+    }
+    return st;
+  }();
+  return s;
+}
+
+thread_local int tlsRank = -1;
+
+}  // namespace
+
+void logSetRank(int rank) { tlsRank = rank; }
+
+bool logEnabled(LogLevel level, unsigned subsys) {
+  const LogState& s = state();
+  return level <= s.level && (s.subsys & subsys) != 0;
+}
+
+void logPrint(LogLevel level, unsigned subsys, const char* fmt, ...) {
+  LogState& s = state();
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  long tid = syscall(SYS_gettid);
+  // One fprintf per line so that lines of concurrent threads do not interleave.
+  fprintf(s.out, "%s:%d:%ld [%d] WEFT %s %s %s\n", s.host, getpid(), tid, tlsRank, levelName(level),
+          subsysName(subsys), msg);
+  fflush(s.out);
+}
+
+}  // namespace weft

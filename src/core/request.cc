@@ -1,0 +1,82 @@
+// Progress thread and request completion (see request.h).
+#include "core/request.h"
+
+#include <sched.h>
+
+#include <chrono>
+
+#include "core/error.h"
+
+namespace weft {
+
+ProgressThread::~ProgressThread() { stop(); }
+
+void ProgressThread::submit(weftRequest* req) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!thread_.joinable()) {
+    stopping_ = false;
+    thread_ = std::thread([this] { loop(); });
+  }
+  queue_.push_back(req);
+  ++submitted_;
+  cv_.notify_one();
+}
+
+bool ProgressThread::idle() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return submitted_ == completed_;
+}
+
+void ProgressThread::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    cv_.notify_all();
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+void ProgressThread::loop() {
+  for (;;) {
+    weftRequest* req = nullptr;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+      if (queue_.empty()) return;  // stopping and drained
+      req = queue_.front();
+      queue_.pop_front();
+    }
+    clearError();
+    weftResult_t r = req->work();
+    {
+      // Counted before `done` is published, so a caller that saw its last request
+      // finish also sees the thread idle and may run the next call inline.
+      std::lock_guard<std::mutex> lock(mu_);
+      ++completed_;
+    }
+    {
+      std::lock_guard<std::mutex> lock(req->mu);
+      req->result = r;
+      if (r != weftSuccess) req->error = lastError();
+      // Release: the waiter that sees done == true also sees result and error.
+      req->done.store(true, std::memory_order_release);
+      // Notified under the lock: the waiter takes req->mu before freeing req, so
+      // it cannot free it while we still touch it.
+      req->cv.notify_all();
+    }
+  }
+}
+
+void ProgressThread::waitFor(weftRequest* req) {
+  auto start = std::chrono::steady_clock::now();
+  while (!req->done.load(std::memory_order_acquire)) {
+    if (std::chrono::steady_clock::now() - start > std::chrono::microseconds(50)) {
+      std::unique_lock<std::mutex> lock(req->mu);
+      req->cv.wait(lock, [&] { return req->done.load(std::memory_order_acquire); });
+      break;
+    }
+    sched_yield();
+  }
+}
+
+}  // namespace weft

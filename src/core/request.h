@@ -1,0 +1,54 @@
+// Requests and the per-communicator progress thread. A non-blocking call
+// becomes a request queued to the communicator's progress thread, which runs
+// requests one at a time in call order. A blocking call runs inline on the
+// caller's thread when nothing is queued (saving a thread hand-off, which
+// costs more than a small collective on an oversubscribed machine), and
+// otherwise queues behind the pending requests and waits, keeping call order.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "weft/weft.h"
+
+struct weftRequest {
+  std::function<weftResult_t()> work;
+  std::atomic<bool> done{false};
+  weftResult_t result = weftSuccess;
+  std::string error;  // the sentence, copied from the progress thread
+  std::mutex mu;
+  std::condition_variable cv;
+};
+
+namespace weft {
+
+class ProgressThread {
+ public:
+  ~ProgressThread();
+  // Queues `req`; the thread is started on first use.
+  void submit(weftRequest* req);
+  // True when no request is queued or running (call from the submitting thread).
+  bool idle();
+  // Runs what is queued to completion, then stops the thread.
+  void stop();
+  // Blocks until `req` is done (spinning briefly first: small collectives end soon).
+  static void waitFor(weftRequest* req);
+
+ private:
+  void loop();
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<weftRequest*> queue_;
+  uint64_t submitted_ = 0;
+  uint64_t completed_ = 0;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace weft

@@ -1,0 +1,40 @@
+// Deadline and Backoff (see wait.h).
+#include "core/wait.h"
+
+#include <algorithm>
+
+#include "core/config.h"
+
+namespace weft {
+
+Deadline Deadline::after(double seconds) {
+  Deadline d;
+  d.seconds_ = seconds;
+  if (seconds > 0 && seconds < 1e9) {
+    d.at_ = Clock::now() + std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6));
+  }
+  return d;
+}
+
+Deadline Deadline::fromConfig() { return after(configDouble("WEFT_TIMEOUT")); }
+
+int Deadline::remainingMs(int capMs) const {
+  if (at_ == Clock::time_point::max()) return capMs;
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(at_ - Clock::now()).count();
+  return static_cast<int>(std::clamp<int64_t>(left, 0, capMs));
+}
+
+Backoff::Backoff(int64_t spinUs) : spinUs_(spinUs) {}
+
+Backoff::Step Backoff::next() {
+  auto now = Clock::now();
+  if (idleSince_ == Clock::time_point::min()) idleSince_ = now;
+  auto idleUs = std::chrono::duration_cast<std::chrono::microseconds>(now - idleSince_).count();
+  if (idleUs < spinUs_) return Step::kSpin;
+  // Yield for a few spin periods more, then sleep: a peer sharing our core gets
+  // to run during the yields, and an idle wait stops burning CPU after that.
+  if (idleUs < 4 * spinUs_ + 50) return Step::kYield;
+  return Step::kSleep;
+}
+
+}  // namespace weft

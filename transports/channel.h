@@ -1,0 +1,39 @@
+// The channel contract as the CPU executor sees it (DESIGN.md, "The channel
+// contract"): a one-way, ordered byte stream between two ranks, progressed
+// without blocking. A sender may move part of a chunk and come back; the
+// receiver lands bytes in its staging slot (or straight in the user buffer)
+// and consumes them in place. Credit is the transport's business: TCP gets it
+// from the kernel's flow control, shared memory from head/tail counters.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "weft/weft.h"
+
+namespace weft {
+
+class Channel {
+ public:
+  virtual ~Channel() = default;
+  // Moves up to `bytes` without blocking; *moved = 0 means "would block".
+  // A closed or broken peer is weftRemoteError with a sentence naming it.
+  virtual weftResult_t trySend(const void* data, size_t bytes, size_t* moved) = 0;
+  virtual weftResult_t tryRecv(void* data, size_t bytes, size_t* moved) = 0;
+  // A file descriptor to sleep on in poll() (POLLOUT for senders, POLLIN for
+  // receivers), or -1 when the channel can only be polled by retrying.
+  virtual int waitFd() const = 0;
+  virtual const std::string& peerName() const = 0;
+};
+
+// Which channel reaches which peer: what a transport hands the collectives.
+// Each (peer, stream) pair is an independent ordered stream in each direction.
+class ChannelTable {
+ public:
+  virtual ~ChannelTable() = default;
+  virtual Channel* sendChannel(int peer, int stream) = 0;
+  virtual Channel* recvChannel(int peer, int stream) = 0;
+  virtual int nstreams() const = 0;
+};
+
+}  // namespace weft

@@ -1,0 +1,78 @@
+// TCP transport: mesh setup and the non-blocking channel operations.
+#include "transports/tcp/tcp_transport.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/error.h"
+#include "core/log.h"
+
+namespace weft {
+
+weftResult_t TcpChannel::trySend(const void* data, size_t bytes, size_t* moved) {
+  *moved = 0;
+  ssize_t n = send(fd_, data, bytes, MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (n >= 0) {
+    *moved = static_cast<size_t>(n);
+    return weftSuccess;
+  }
+  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return weftSuccess;
+  return setError(weftRemoteError, "connection to %s broke while sending: %s", peer_.c_str(),
+                  strerror(errno));
+}
+
+weftResult_t TcpChannel::tryRecv(void* data, size_t bytes, size_t* moved) {
+  *moved = 0;
+  ssize_t n = recv(fd_, data, bytes, MSG_DONTWAIT);
+  if (n > 0) {
+    *moved = static_cast<size_t>(n);
+    return weftSuccess;
+  }
+  if (n == 0) return setError(weftRemoteError, "%s closed its connection (process exited?)", peer_.c_str());
+  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return weftSuccess;
+  return setError(weftRemoteError, "connection to %s broke while receiving: %s", peer_.c_str(),
+                  strerror(errno));
+}
+
+TcpTransport::~TcpTransport() {
+  for (auto& per : fds_)
+    for (int& fd : per) closeFd(&fd);
+}
+
+void TcpTransport::shutdownAll() {
+  for (auto& per : fds_)
+    for (int fd : per)
+      if (fd >= 0) shutdown(fd, SHUT_RDWR);
+}
+
+weftResult_t TcpTransport::connectAll(Bootstrap& bs, int nstreams) {
+  int n = bs.nranks(), me = bs.rank();
+  nstreams_ = nstreams;
+  fds_.assign(n, std::vector<int>(nstreams, -1));
+  // The lower rank of each pair connects, the higher accepts; all connects go
+  // first, and they complete against the listener's backlog, so no pair waits
+  // on another and the order of peers does not matter.
+  for (int p = me + 1; p < n; ++p)
+    for (int s = 0; s < nstreams; ++s)
+      WEFT_CHECK(bs.connectPeer(p, kTagTransportBase + s, &fds_[p][s]));
+  for (int p = 0; p < me; ++p)
+    for (int s = 0; s < nstreams; ++s)
+      WEFT_CHECK(bs.acceptPeer(p, kTagTransportBase + s, &fds_[p][s]));
+  send_.resize(n);
+  recv_.resize(n);
+  for (int p = 0; p < n; ++p) {
+    if (p == me) continue;
+    for (int s = 0; s < nstreams; ++s) {
+      std::string name = bs.peerName(p);
+      send_[p].push_back(std::make_unique<TcpChannel>(fds_[p][s], name));
+      recv_[p].push_back(std::make_unique<TcpChannel>(fds_[p][s], name));
+    }
+  }
+  WEFT_INFO(NET, "rank %d: TCP mesh up, %d stream(s) per peer", me, nstreams);
+  return weftSuccess;
+}
+
+}  // namespace weft

@@ -1,0 +1,47 @@
+// TCP transport: a full mesh of non-blocking TCP_NODELAY sockets, `nstreams`
+// per peer pair, opened through the bootstrap's authenticated connections. A
+// socket is bidirectional, so each carries one send and one receive channel.
+// Chunks are striped over the streams by the executor for bandwidth. The
+// kernel's send-buffer autotuning is left alone (fixing SO_SNDBUF is what
+// makes Gloo stall on delayed ACKs; see shared/peers/RESULTS.md, finding 4).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bootstrap/bootstrap.h"
+#include "transports/channel.h"
+
+namespace weft {
+
+class TcpChannel : public Channel {
+ public:
+  TcpChannel(int fd, std::string peer) : fd_(fd), peer_(std::move(peer)) {}
+  weftResult_t trySend(const void* data, size_t bytes, size_t* moved) override;
+  weftResult_t tryRecv(void* data, size_t bytes, size_t* moved) override;
+  int waitFd() const override { return fd_; }
+  const std::string& peerName() const override { return peer_; }
+
+ private:
+  int fd_;  // owned by TcpTransport
+  std::string peer_;
+};
+
+class TcpTransport : public ChannelTable {
+ public:
+  ~TcpTransport() override;
+  weftResult_t connectAll(Bootstrap& bootstrap, int nstreams);
+  int nstreams() const override { return nstreams_; }
+  Channel* sendChannel(int peer, int stream) override { return send_[peer][stream].get(); }
+  Channel* recvChannel(int peer, int stream) override { return recv_[peer][stream].get(); }
+  // Unblocks every pending operation with an error (abort).
+  void shutdownAll();
+
+ private:
+  int nstreams_ = 0;
+  std::vector<std::vector<int>> fds_;  // [peer][stream]
+  std::vector<std::vector<std::unique_ptr<TcpChannel>>> send_, recv_;
+};
+
+}  // namespace weft
