@@ -1,0 +1,43 @@
+// weft-info: prints weft's version, what this build includes, and every WEFT_*
+// variable with its default, current value and meaning (from the one config
+// table). `--env-markdown` prints the table that docs/env.md holds; a test
+// checks that the two agree.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/config.h"
+#include "weft/weft.h"
+
+#ifndef WEFT_BUILD_FEATURES
+#define WEFT_BUILD_FEATURES "unknown"
+#endif
+
+int main(int argc, char** argv) {
+  bool markdown = argc > 1 && std::strcmp(argv[1], "--env-markdown") == 0;
+  if (argc > 1 && !markdown) {
+    std::fprintf(stderr, "usage: weft-info [--env-markdown]\n");
+    return 2;
+  }
+  if (markdown) {
+    std::printf("# Environment variables\n\n");
+    std::printf("Every knob weft reads, from its one config table (`src/core/config_table.cc`);\n");
+    std::printf("`weft-info` prints the same with the current values. Sizes take K/M/G (powers of 1024).\n\n");
+    std::printf("| variable | default | meaning |\n|---|---|---|\n");
+    for (const weft::ConfigVar& v : weft::configVars())
+      std::printf("| `%s` | `%s` | %s |\n", v.name, v.defaultValue[0] ? v.defaultValue : "(unset)", v.doc);
+    return 0;
+  }
+  int version = 0;
+  weftGetVersion(&version);
+  std::printf("weft %d.%d.%d (version code %d)\n", version / 10000, version / 100 % 100, version % 100, version);
+  std::printf("optional dependencies found at configure: %s\n", WEFT_BUILD_FEATURES);
+  std::printf("transports built: tcp\n\n");
+  std::printf("%-22s %-10s %-12s %s\n", "variable", "default", "value", "meaning");
+  for (const weft::ConfigVar& v : weft::configVars()) {
+    const char* cur = std::getenv(v.name);
+    std::printf("%-22s %-10s %-12s %s\n", v.name, v.defaultValue[0] ? v.defaultValue : "-", cur ? cur : "-",
+                v.doc);
+  }
+  return 0;
+}
