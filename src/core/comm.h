@@ -23,9 +23,9 @@ struct CommConfig {
   Algo algo = Algo::kAuto;
   size_t oneshotMax = 64 << 10;
   size_t chunkBytes = 256 << 10;
-  int nstreams = 2;
+  int nstreams = 1;
   double timeoutSec = 300;
-  int64_t spinUs = 30;
+  int64_t spinUs = 2;
 };
 
 // Reads WEFT_ALGO, WEFT_ONESHOT_MAX, WEFT_CHUNK, WEFT_SOCKET_NSTREAMS, WEFT_TIMEOUT,

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Side-by-side allreduce/allgather comparison of weft with Open MPI and Gloo.
+
+Runs weft's perf tool (under weft-run), Open MPI's MPI_Allreduce/MPI_Allgather
+(shared/peers' mpi_coll_bench, `--mca btl self,tcp` by default) and every Gloo
+algorithm (shared/peers' gloo_coll_bench) over the same sizes, in rounds that
+alternate the programs (so machine drift hits all of them alike), and prints a
+table of medians: weft time and busbw, each peer's, and the ratios. weft is
+quoted out-of-place (nccl-tests' first column), as MPI runs; Gloo's legacy
+algorithms reduce in place.
+
+  perf/compare_peers.py --build build --peers ../shared/peers/bin -n 2 -b 8 -e 64M --rounds 3
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+
+GLOO_ALLREDUCE = ["ring", "ring_chunked", "halving_doubling", "bcube", "new", "new_bcube"]
+GLOO_ALLGATHER = ["ring", "new"]
+
+
+def parse_size(text):
+    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    if text[-1].upper() in mult:
+        return int(text[:-1]) * mult[text[-1].upper()]
+    return int(text)
+
+
+def rows(output, time_col, busbw_col):
+    """{size: (time_us, busbw)} from nccl-tests-style lines."""
+    out = {}
+    for line in output.splitlines():
+        parts = line.split()
+        if not parts or line.lstrip().startswith("#") or not parts[0].isdigit():
+            continue
+        try:
+            out[int(parts[0])] = (float(parts[time_col]), float(parts[busbw_col]))
+        except (IndexError, ValueError):
+            pass
+    return out
+
+
+def run(cmd, env=None, timeout=900):
+    merged = dict(os.environ)
+    merged.update(env or {})
+    res = subprocess.run(cmd, capture_output=True, text=True, env=merged, timeout=timeout)
+    if res.returncode != 0:
+        sys.stderr.write("command failed (%d): %s\n%s%s" % (res.returncode, " ".join(cmd),
+                                                            res.stdout[-2000:], res.stderr[-2000:]))
+    return res.stdout
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--peers", default=os.environ.get("WEFT_PEERS_BIN", "../shared/peers/bin"))
+    ap.add_argument("-n", "--nranks", type=int, default=2)
+    ap.add_argument("-b", default="8")
+    ap.add_argument("-e", default="64M")
+    ap.add_argument("-f", default="2")
+    ap.add_argument("-o", "--op", default="allreduce", choices=["allreduce", "allgather"])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--iters", default="20", help="timed iterations per size (weft -n, peers -n)")
+    ap.add_argument("--mpi-btl", default="self,tcp")
+    ap.add_argument("--gloo", default=None, help="comma list of Gloo algorithms (default: all)")
+    args = ap.parse_args()
+
+    n = args.nranks
+    sweep = ["-b", args.b, "-e", args.e, "-f", args.f]
+    tool = "all_reduce_perf" if args.op == "allreduce" else "all_gather_perf"
+    weft_cmd = [os.path.join(args.build, "tools", "weft-run"), "-n", str(n),
+                os.path.join(args.build, "perf", tool)] + sweep + ["-w", "5", "-n", args.iters, "-c", "0"]
+    mpi_env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+               "OMPI_MCA_btl_tcp_if_include": "lo", "OMPI_MCA_oob_tcp_if_include": "lo"}
+    mpi_cmd = ["mpirun", "-np", str(n), "--oversubscribe", "--mca", "pml", "ob1", "--mca", "btl",
+               args.mpi_btl, os.path.join(args.peers, "mpi_coll_bench")] + sweep + \
+              ["-w", "5", "-n", args.iters, "-T", "1", "-c", "0", "-o", args.op]
+    algos = args.gloo.split(",") if args.gloo else (GLOO_ALLREDUCE if args.op == "allreduce" else GLOO_ALLGATHER)
+
+    results = {"weft": [], "mpi": []}
+    for a in algos:
+        results["gloo:" + a] = []
+    for rnd in range(args.rounds):
+        sys.stderr.write("round %d/%d\n" % (rnd + 1, args.rounds))
+        results["weft"].append(rows(run(weft_cmd), 5, 7))
+        results["mpi"].append(rows(run(mpi_cmd, mpi_env), 4, 6))
+        for a in algos:
+            cmd = [os.path.join(args.peers, "gloo_coll_bench"), "-p", str(n), "-a", a] + sweep + \
+                  ["-w", "5", "-n", args.iters, "-T", "1", "-c", "0", "-o", args.op]
+            results["gloo:" + a].append(rows(run(cmd), 4, 6))
+
+    def median(name, size, idx):
+        vals = [r[size][idx] for r in results[name] if size in r]
+        return statistics.median(vals) if vals else None
+
+    sizes = sorted(set().union(*[set(r) for r in results["weft"]]))
+    print("# %s, %d ranks, medians of %d alternating rounds; weft out-of-place; MPI btl %s"
+          % (args.op, n, args.rounds, args.mpi_btl))
+    print("# %10s %10s %9s %10s %9s %10s %9s %-16s %8s %8s" % (
+        "size(B)", "weft us", "weft GB/s", "mpi us", "mpi GB/s", "gloo us", "gloo GB/s",
+        "gloo best algo", "mpi/weft", "gloo/weft"))
+    for s in sizes:
+        wt, wb = median("weft", s, 0), median("weft", s, 1)
+        mt, mb = median("mpi", s, 0), median("mpi", s, 1)
+        best = None
+        for a in algos:
+            t = median("gloo:" + a, s, 0)
+            if t is not None and (best is None or t < best[1]):
+                best = (a, t, median("gloo:" + a, s, 1))
+        fmt = lambda v, f: (f % v) if v is not None else "-"
+        print("  %10d %10s %9s %10s %9s %10s %9s %-16s %8s %8s" % (
+            s, fmt(wt, "%.2f"), fmt(wb, "%.3f"), fmt(mt, "%.2f"), fmt(mb, "%.3f"),
+            fmt(best[1] if best else None, "%.2f"), fmt(best[2] if best else None, "%.3f"),
+            best[0] if best else "-", fmt(mt / wt if mt and wt else None, "%.2fx"),
+            fmt(best[1] / wt if best and wt else None, "%.2fx")))
+    print("# mpi/weft and gloo/weft are time ratios: above 1 means weft is faster.")
+
+
+if __name__ == "__main__":
+    main()
