@@ -11,6 +11,20 @@
 
 namespace weft {
 
+// Grow-only scratch memory owned by a communicator: the algorithms that must
+// keep partial results (reduce-scatter, reduce) use it. It grows to the
+// largest size asked for and is touched once when it grows, so a steady
+// stream of calls neither allocates nor page-faults.
+class Scratch {
+ public:
+  ~Scratch();
+  char* get(size_t bytes);  // nullptr when the memory cannot be had
+
+ private:
+  char* base_ = nullptr;
+  size_t bytes_ = 0;
+};
+
 struct CollContext {
   int rank = 0;
   int nranks = 1;
@@ -19,6 +33,7 @@ struct CollContext {
   size_t stagingBytes = 0;
   size_t chunkBytes = 256 << 10;  // ring pipeline chunk
   size_t slotBytes = 0;           // one staging slot per stream (chunkBytes + slack)
+  Scratch* scratch = nullptr;
   FlowRunOptions run;
 };
 
@@ -28,6 +43,15 @@ struct CollArgs {
   size_t count = 0;  // allreduce: elements per rank; allgather: elements each rank sends
   weftDataType_t datatype = weftFloat32;
   weftRedOp_t op = weftSum;
+  int root = 0;  // broadcast, reduce
+};
+
+// One send or receive of a (possibly fused) group of point-to-point calls.
+struct P2POp {
+  bool send = false;
+  int peer = -1;
+  char* buf = nullptr;
+  size_t bytes = 0;
 };
 
 // Ring allreduce: reduce-scatter then allgather, chunked and pipelined, striped
@@ -41,6 +65,22 @@ weftResult_t oneshotAllReduce(CollContext& ctx, const CollArgs& args);
 weftResult_t ringAllGather(CollContext& ctx, const CollArgs& args);
 // One round: every rank sends its piece straight to every peer.
 weftResult_t directAllGather(CollContext& ctx, const CollArgs& args);
+
+// Ring reduce-scatter (count = elements each rank receives): the reduce-scatter
+// half of the ring allreduce, with partial sums kept in scratch.
+weftResult_t ringReduceScatter(CollContext& ctx, const CollArgs& args);
+// Broadcast as a pipelined chain root -> root+1 -> ... (bandwidth), or straight
+// from the root to everyone (latency).
+weftResult_t chainBroadcast(CollContext& ctx, const CollArgs& args);
+weftResult_t directBroadcast(CollContext& ctx, const CollArgs& args);
+// Reduce as a pipelined chain ending at the root, or every rank sending to the
+// root, which reduces in rank order.
+weftResult_t chainReduce(CollContext& ctx, const CollArgs& args);
+weftResult_t directReduce(CollContext& ctx, const CollArgs& args);
+// Every rank exchanges one block with every other rank, all at once.
+weftResult_t directAllToAll(CollContext& ctx, const CollArgs& args);
+// Runs sends and receives together; those to one peer travel in the given order.
+weftResult_t runP2P(CollContext& ctx, const P2POp* ops, size_t nops);
 
 // Staging bytes oneshotAllReduce needs for `bytes` per rank.
 inline size_t oneshotStagingBytes(int nranks, size_t bytes) { return static_cast<size_t>(nranks) * bytes; }

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/wait.h"
+#include "transports/shm/doorbell.h"
 
 namespace weft {
 namespace {
@@ -28,7 +29,7 @@ struct FlowState {
 
 weftResult_t runFlows(FlowPlan& plan, const FlowRunOptions& opts) {
   const int nflows = plan.numFlows();
-  if (nflows > kMaxFlows) return setError(weftInternalError, "%s: too many flows (%d)", opts.what, nflows);
+  if (nflows > kMaxFlows) return setError(weftInternalError, "too many flows (%d)", nflows);
   // Reused per thread: a call allocates nothing once the thread has run one.
   thread_local std::vector<FlowState> states;
   thread_local std::vector<pollfd> pfds;
@@ -41,7 +42,17 @@ weftResult_t runFlows(FlowPlan& plan, const FlowRunOptions& opts) {
     if (st[f].total > 0) ++remaining;
   }
   Backoff backoff(opts.spinUs);
+  bool armed = false;  // doorbell armed, waiting for one more idle pass
+  uint32_t armedSeq = 0;
+  struct Disarm {  // never leave the doorbell armed on an early return
+    const bool& armed;
+    Doorbell* bell;
+    ~Disarm() {
+      if (armed && bell) bell->disarm();
+    }
+  } disarmOnExit{armed, opts.doorbell};
   Clock::time_point lastProgress = Clock::now();
+  bool progressSinceCheck = false;
   const auto timeout = std::chrono::microseconds(static_cast<int64_t>(opts.timeoutSec * 1e6));
 
   while (remaining > 0) {
@@ -65,8 +76,8 @@ weftResult_t runFlows(FlowPlan& plan, const FlowRunOptions& opts) {
           if (r != weftSuccess) {
             // Abort shuts the sockets down; say "aborted" rather than blame the peer.
             if (opts.abortFlag && opts.abortFlag->load())
-              return setError(weftInvalidUsage, "%s: communicator aborted", opts.what);
-            return setError(r, "%s: %s", opts.what, lastError().c_str());
+              return setError(weftInvalidUsage, "communicator aborted");
+            return setError(r, "%s", lastError().c_str());
           }
           if (moved == 0) break;
           s.offset += moved;
@@ -83,12 +94,20 @@ weftResult_t runFlows(FlowPlan& plan, const FlowRunOptions& opts) {
     }
     if (remaining == 0) break;
     if (progressed) {
+      if (armed) {
+        opts.doorbell->disarm();
+        armed = false;
+      }
       backoff.reset();
-      lastProgress = Clock::now();
+      progressSinceCheck = true;  // lastProgress is refreshed lazily, off the fast path
       continue;
     }
     if (opts.abortFlag && opts.abortFlag->load(std::memory_order_relaxed)) {
-      return setError(weftInvalidUsage, "%s: communicator aborted", opts.what);
+      return setError(weftInvalidUsage, "communicator aborted");
+    }
+    if (progressSinceCheck) {
+      lastProgress = Clock::now();
+      progressSinceCheck = false;
     }
     Backoff::Step step = backoff.next();
     if (step == Backoff::Step::kSpin) continue;
@@ -96,16 +115,22 @@ weftResult_t runFlows(FlowPlan& plan, const FlowRunOptions& opts) {
       sched_yield();
       continue;
     }
-    // Sleep until a channel we wait on is ready (or 100 ms, to re-check abort).
+    // Sleep until a channel we wait on is ready (or a bounded time, to re-check
+    // abort and deadlines). Shared-memory channels wake us through the doorbell;
+    // their sockets only report the peer's death.
     int npfd = 0;
+    bool bellFlows = false, fdFlows = false;
     for (int f = 0; f < nflows; ++f) {
       FlowState& s = st[f];
       if (s.next >= s.total) continue;
       bool send = plan.isSend(f);
       if (send && s.haveCur && s.cur.depFlow >= 0 && st[s.cur.depFlow].done <= s.cur.depItem) continue;
-      int fd = plan.channel(f)->waitFd();
+      Channel* ch = plan.channel(f);
+      int fd = ch->waitFd();
+      if (ch->usesDoorbell()) bellFlows = true;
+      else if (fd >= 0) fdFlows = true;
       if (fd < 0) continue;
-      pfds[npfd++] = {fd, static_cast<short>(send ? POLLOUT : POLLIN), 0};
+      pfds[npfd++] = {fd, static_cast<short>(send && !ch->usesDoorbell() ? POLLOUT : POLLIN), 0};
     }
     if (Clock::now() - lastProgress > timeout) {
       std::string stuck;
@@ -114,11 +139,37 @@ weftResult_t runFlows(FlowPlan& plan, const FlowRunOptions& opts) {
         stuck += (stuck.empty() ? "" : "; ") + std::string(plan.isSend(f) ? "sending to " : "receiving from ") +
                  plan.channel(f)->peerName();
       }
-      return setError(weftTimeout, "%s: no progress for %.0f s (WEFT_TIMEOUT); still %s", opts.what,
+      return setError(weftTimeout, "no progress for %.0f s (WEFT_TIMEOUT); still %s",
                       opts.timeoutSec, stuck.c_str());
     }
-    int rc = poll(pfds.data(), npfd, 100);
-    if (rc < 0 && errno != EINTR) return setError(weftSystemError, "%s: poll failed: %s", opts.what, strerror(errno));
+    int pollMs = 100;
+    if (bellFlows && opts.doorbell != nullptr) {
+      if (!armed) {
+        // Arm, then make one more pass before sleeping (doorbell.h explains why).
+        armedSeq = opts.doorbell->arm();
+        armed = true;
+        continue;
+      }
+      opts.doorbell->wait(armedSeq, fdFlows ? 1000 : 20000);
+      opts.doorbell->disarm();
+      armed = false;
+      pollMs = 0;  // just collect socket readiness and deaths
+    } else if (bellFlows) {
+      pollMs = 1;
+    }
+    int rc = poll(pfds.data(), npfd, pollMs);
+    if (rc < 0 && errno != EINTR) return setError(weftSystemError, "poll failed: %s", strerror(errno));
+    if (rc > 0 && bellFlows) {
+      for (int f = 0; f < nflows; ++f) {
+        if (st[f].next >= st[f].total || !plan.channel(f)->usesDoorbell()) continue;
+        weftResult_t r = plan.channel(f)->peerGone();
+        if (r != weftSuccess) {
+          if (opts.abortFlag && opts.abortFlag->load())
+            return setError(weftInvalidUsage, "communicator aborted");
+          return setError(r, "%s", lastError().c_str());
+        }
+      }
+    }
   }
   return weftSuccess;
 }

@@ -42,7 +42,7 @@ struct FlowRunOptions {
   const std::atomic<bool>* abortFlag = nullptr;
   double timeoutSec = 300;
   int64_t spinUs = 30;
-  const char* what = "collective";  // for error sentences: "allreduce #12"
+  Doorbell* doorbell = nullptr;     // this rank's, when shared-memory channels are in use
 };
 
 weftResult_t runFlows(FlowPlan& plan, const FlowRunOptions& opts);

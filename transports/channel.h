@@ -13,6 +13,8 @@
 
 namespace weft {
 
+struct Doorbell;  // transports/shm/doorbell.h
+
 class Channel {
  public:
   virtual ~Channel() = default;
@@ -24,6 +26,12 @@ class Channel {
   // receivers), or -1 when the channel can only be polled by retrying.
   virtual int waitFd() const = 0;
   virtual const std::string& peerName() const = 0;
+  // True when progress is signalled through the rank's doorbell (shared
+  // memory) rather than waitFd(); waitFd() then only reports the peer's death.
+  virtual bool usesDoorbell() const { return false; }
+  // For doorbell channels: weftRemoteError when waitFd() became readable
+  // because the peer is gone, else weftSuccess.
+  virtual weftResult_t peerGone() const { return weftSuccess; }
 };
 
 // Which channel reaches which peer: what a transport hands the collectives.
@@ -34,6 +42,8 @@ class ChannelTable {
   virtual Channel* sendChannel(int peer, int stream) = 0;
   virtual Channel* recvChannel(int peer, int stream) = 0;
   virtual int nstreams() const = 0;
+  // The doorbell local peers ring for this rank (nullptr without shared memory).
+  virtual Doorbell* doorbell() { return nullptr; }
 };
 
 }  // namespace weft

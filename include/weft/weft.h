@@ -135,6 +135,51 @@ weftResult_t weftAllReduce(const void* sendbuff, void* recvbuff, size_t count,
 weftResult_t weftAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                            weftDataType_t datatype, weftComm_t comm, weftStream_t stream);
 
+/* Each rank receives recvcount elements: block `rank` of the reduction of the
+ * ranks' nranks*recvcount inputs. In place when recvbuff == sendbuff + rank*recvcount. */
+weftResult_t weftReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                               weftDataType_t datatype, weftRedOp_t op, weftComm_t comm,
+                               weftStream_t stream);
+/* Copies root's sendbuff into every rank's recvbuff (sendbuff is read on root only). */
+weftResult_t weftBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                           weftDataType_t datatype, int root, weftComm_t comm, weftStream_t stream);
+/* In-place broadcast (NCCL's legacy ncclBcast). */
+weftResult_t weftBcast(void* buff, size_t count, weftDataType_t datatype, int root, weftComm_t comm,
+                       weftStream_t stream);
+/* The reduction lands in root's recvbuff only (recvbuff is ignored elsewhere). */
+weftResult_t weftReduce(const void* sendbuff, void* recvbuff, size_t count, weftDataType_t datatype,
+                        weftRedOp_t op, int root, weftComm_t comm, weftStream_t stream);
+/* Block j (count elements) of sendbuff goes to rank j, landing at block `rank` of its
+ * recvbuff. Not in place: the buffers must not overlap. */
+weftResult_t weftAllToAll(const void* sendbuff, void* recvbuff, size_t count,
+                          weftDataType_t datatype, weftComm_t comm, weftStream_t stream);
+/* Point to point. A send matches the receive that peer posts for this rank in the
+ * same order; inside weftGroupStart/End any mix of sends and receives is fused
+ * so that their order across ranks cannot deadlock. */
+weftResult_t weftSend(const void* sendbuff, size_t count, weftDataType_t datatype, int peer,
+                      weftComm_t comm, weftStream_t stream);
+weftResult_t weftRecv(void* recvbuff, size_t count, weftDataType_t datatype, int peer,
+                      weftComm_t comm, weftStream_t stream);
+/* Returns once every rank has entered the barrier. */
+weftResult_t weftBarrier(weftComm_t comm, weftStream_t stream);
+
+/* Group calls, as in NCCL: calls between weftGroupStart and weftGroupEnd are
+ * only recorded (and return weftSuccess); weftGroupEnd runs them, fusing the
+ * sends and receives of each communicator and running different communicators
+ * concurrently (so one thread may drive several ranks' communicators). Groups
+ * nest; the outermost weftGroupEnd runs them. */
+weftResult_t weftGroupStart(void);
+weftResult_t weftGroupEnd(void);
+/* The outermost weftGroupEnd, non-blocking: *request completes when every call
+ * of the group did. */
+weftResult_t weftGroupEndAsync(weftRequest_t* request);
+
+/* Collective over comm: ranks that pass the same color form a new communicator,
+ * ordered by key, then by rank in comm. WEFT_SPLIT_NOCOLOR gives *newcomm = NULL. */
+#define WEFT_SPLIT_NOCOLOR (-1)
+weftResult_t weftCommSplit(weftComm_t comm, int color, int key, weftComm_t* newcomm,
+                           void* config /* reserved, pass NULL */);
+
 /* ---- non-blocking forms on host memory ---------------------------------- */
 /* Start the collective and return at once with a request; the buffers must
  * stay untouched until the request completes. Requests complete in call order
@@ -145,6 +190,22 @@ weftResult_t weftAllReduceAsync(const void* sendbuff, void* recvbuff, size_t cou
 weftResult_t weftAllGatherAsync(const void* sendbuff, void* recvbuff, size_t sendcount,
                                 weftDataType_t datatype, weftComm_t comm,
                                 weftRequest_t* request);
+weftResult_t weftReduceScatterAsync(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                    weftDataType_t datatype, weftRedOp_t op, weftComm_t comm,
+                                    weftRequest_t* request);
+weftResult_t weftBroadcastAsync(const void* sendbuff, void* recvbuff, size_t count,
+                                weftDataType_t datatype, int root, weftComm_t comm,
+                                weftRequest_t* request);
+weftResult_t weftReduceAsync(const void* sendbuff, void* recvbuff, size_t count,
+                             weftDataType_t datatype, weftRedOp_t op, int root, weftComm_t comm,
+                             weftRequest_t* request);
+weftResult_t weftAllToAllAsync(const void* sendbuff, void* recvbuff, size_t count,
+                               weftDataType_t datatype, weftComm_t comm, weftRequest_t* request);
+weftResult_t weftSendAsync(const void* sendbuff, size_t count, weftDataType_t datatype, int peer,
+                           weftComm_t comm, weftRequest_t* request);
+weftResult_t weftRecvAsync(void* recvbuff, size_t count, weftDataType_t datatype, int peer,
+                           weftComm_t comm, weftRequest_t* request);
+weftResult_t weftBarrierAsync(weftComm_t comm, weftRequest_t* request);
 /* *done = 1 when complete; then the request is freed and *request set to NULL,
  * and the return value is the collective's result. */
 weftResult_t weftTest(weftRequest_t* request, int* done);

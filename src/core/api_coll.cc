@@ -1,195 +1,193 @@
-// Collective entry points of the C ABI: argument checks (each failure names the
-// argument), algorithm choice, and the blocking / non-blocking forms.
-#include <cstdint>
-#include <cstdio>
-
-#include "collectives/reduce.h"
+// Collective and point-to-point entry points of the C ABI. Each builds a Call,
+// validates it (the sentence names the argument), then records it in the open
+// group, runs it (blocking form: inline when nothing is queued, else behind
+// the queued requests, keeping call order), or queues it (non-blocking form).
+#include "core/call.h"
 #include "core/comm.h"
 #include "core/error.h"
-#include "core/log.h"
 
 using namespace weft;
 
 namespace {
 
-enum class CollKind { kAllReduce, kAllGather };
-
-struct Call {
-  CollKind kind;
-  CollArgs args;
-};
-
-bool overlaps(const void* a, size_t an, const void* b, size_t bn) {
-  auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
-  return an > 0 && bn > 0 && x < y + bn && y < x + an;
-}
-
-weftResult_t validate(weftComm* comm, const char* fn, const Call& call, weftStream_t stream) {
-  const CollArgs& a = call.args;
-  if (stream != nullptr)
-    return setError(weftInvalidArgument, "%s: stream must be NULL (host buffers): this weft build has no CUDA", fn);
-  size_t esize = datatypeSize(a.datatype);
-  if (esize == 0)
-    return setError(weftInvalidArgument, "%s: datatype=%d is not a weftDataType_t", fn, static_cast<int>(a.datatype));
-  if (call.kind == CollKind::kAllReduce) {
-    if (static_cast<int>(a.op) < 0 || a.op >= weftNumOps)
-      return setError(weftInvalidArgument, "%s: op=%d is not a weftRedOp_t", fn, static_cast<int>(a.op));
-    if (!datatypeReducible(a.datatype))
-      return setError(weftInvalidArgument, "%s: datatype=%s cannot be reduced on host memory yet", fn,
-                      datatypeName(a.datatype));
-  }
-  size_t parts = call.kind == CollKind::kAllGather ? static_cast<size_t>(comm->nranks) : 1;
-  if (a.count > SIZE_MAX / esize / parts || a.count * esize * parts > (SIZE_MAX >> 1))
-    return setError(weftInvalidArgument, "%s: count=%zu of %s overflows the byte size", fn, a.count,
-                    datatypeName(a.datatype));
-  if (a.count == 0) return weftSuccess;
-  if (a.sendbuff == nullptr) return setError(weftInvalidArgument, "%s: sendbuff is NULL with count=%zu", fn, a.count);
-  if (a.recvbuff == nullptr) return setError(weftInvalidArgument, "%s: recvbuff is NULL with count=%zu", fn, a.count);
-  size_t bytes = a.count * esize;
-  if (call.kind == CollKind::kAllReduce) {
-    if (a.sendbuff != a.recvbuff && overlaps(a.sendbuff, bytes, a.recvbuff, bytes))
-      return setError(weftInvalidArgument, "%s: sendbuff and recvbuff overlap without being equal (in-place)", fn);
-  } else {
-    const char* own = static_cast<const char*>(a.recvbuff) + comm->rank * bytes;
-    if (a.sendbuff != own && overlaps(a.sendbuff, bytes, a.recvbuff, bytes * comm->nranks))
-      return setError(weftInvalidArgument,
-                      "%s: sendbuff overlaps recvbuff but is not recvbuff + rank*sendcount (in-place)", fn);
-  }
-  return weftSuccess;
-}
-
-// Runs one collective on the calling thread. Failures other than bad arguments
-// break the communicator (its byte streams may be out of step now).
-weftResult_t execute(weftComm* comm, const Call& call, uint64_t seq) {
-  {
-    std::lock_guard<std::mutex> lock(comm->failMu);
-    if (comm->failure != weftSuccess)
-      return setError(comm->failure, "communicator is broken by an earlier failure: %s",
-                      comm->failureText.c_str());
-  }
-  const CollArgs& a = call.args;
-  if (a.count == 0) return weftSuccess;
-  size_t bytes = a.count * datatypeSize(a.datatype);
-  char what[96];
-  CollContext& ctx = comm->ctx;
-  weftResult_t r;
-  Algo algo = comm->config.algo;
-  if (call.kind == CollKind::kAllReduce) {
-    bool fitsOneshot = oneshotStagingBytes(comm->nranks, bytes) <= ctx.stagingBytes;
-    bool oneshot = algo == Algo::kOneshot ? fitsOneshot
-                                          : algo == Algo::kAuto && bytes <= comm->config.oneshotMax;
-    snprintf(what, sizeof(what), "allreduce #%llu (%zu x %s, %s, %s)", static_cast<unsigned long long>(seq),
-             a.count, datatypeName(a.datatype), redOpName(a.op), oneshot ? "oneshot" : "ring");
-    ctx.run.what = what;
-    r = oneshot ? oneshotAllReduce(ctx, a) : ringAllReduce(ctx, a);
-  } else {
-    bool direct = algo == Algo::kOneshot || (algo == Algo::kAuto && bytes <= comm->config.oneshotMax);
-    snprintf(what, sizeof(what), "allgather #%llu (%zu x %s per rank, %s)", static_cast<unsigned long long>(seq),
-             a.count, datatypeName(a.datatype), direct ? "direct" : "ring");
-    ctx.run.what = what;
-    r = direct ? directAllGather(ctx, a) : ringAllGather(ctx, a);
-  }
-  if (r != weftSuccess && r != weftInvalidArgument) {
-    std::string text = "rank " + std::to_string(comm->rank) + ": " + lastError();
-    comm->markBroken(r, text);
-    return setErrorString(r, text);
-  }
-  return r;
-}
-
-weftResult_t submit(weftComm_t comm, const char* fn, const Call& call, weftStream_t stream,
-                    weftRequest_t* request) {
+weftResult_t submit(weftComm_t comm, const char* fn, Call call, weftStream_t stream, weftRequest_t* request) {
   clearError();
   CommCall guard(comm, fn);
   WEFT_CHECK(guard.status());
   if (request != nullptr) *request = nullptr;
-  WEFT_CHECK(validate(comm, fn, call, stream));
-  uint64_t seq = comm->seq++;
-  if (request == nullptr) {
-    // Blocking: inline when nothing is queued, else behind the queue to keep call order.
-    if (comm->progress.idle()) return execute(comm, call, seq);
-    weftRequest req;
-    req.work = [comm, call, seq] { return execute(comm, call, seq); };
-    comm->progress.submit(&req);
-    ProgressThread::waitFor(&req);
-    std::lock_guard<std::mutex> lock(req.mu);
-    return req.result == weftSuccess ? weftSuccess : setErrorString(req.result, req.error);
+  WEFT_CHECK(validateCall(comm, fn, call, stream));
+  call.seq = comm->seq++;
+  if (inGroup()) {
+    if (request != nullptr)
+      return setError(weftInvalidUsage, "%s: non-blocking calls cannot be made inside a group; use weftGroupEndAsync", fn);
+    recordInGroup(comm, call);
+    return weftSuccess;
   }
+  std::vector<Call> calls{call};
+  if (request == nullptr && comm->progress.idle()) return executeCalls(comm, calls);
   auto* req = new weftRequest();
-  req->work = [comm, call, seq] { return execute(comm, call, seq); };
+  req->work = [comm, calls] { return executeCalls(comm, calls); };
   comm->progress.submit(req);
-  *request = req;
-  return weftSuccess;
-}
-
-weftResult_t finish(weftRequest_t* request) {
-  weftRequest* req = *request;
-  weftResult_t r;
-  std::string err;
-  {
-    // Taking the lock orders us after the progress thread's last touch of req.
-    std::lock_guard<std::mutex> lock(req->mu);
-    r = req->result;
-    err = req->error;
+  if (request != nullptr) {
+    *request = req;
+    return weftSuccess;
   }
-  delete req;
-  *request = nullptr;
-  return r == weftSuccess ? weftSuccess : setErrorString(r, err);
+  ProgressThread::waitFor(req);
+  return ProgressThread::finish(req);
 }
 
-Call allReduceCall(const void* s, void* r, size_t n, weftDataType_t dt, weftRedOp_t op) {
-  Call c{CollKind::kAllReduce, {}};
-  c.args = {s, r, n, dt, op};
+Call make(CollKind kind, const void* s, void* r, size_t n, weftDataType_t dt, weftRedOp_t op = weftSum, int root = 0,
+          int peer = -1) {
+  Call c;
+  c.kind = kind;
+  c.args.sendbuff = s;
+  c.args.recvbuff = r;
+  c.args.count = n;
+  c.args.datatype = dt;
+  c.args.op = op;
+  c.args.root = root;
+  c.peer = peer;
   return c;
 }
 
-Call allGatherCall(const void* s, void* r, size_t n, weftDataType_t dt) {
-  Call c{CollKind::kAllGather, {}};
-  c.args = {s, r, n, dt, weftSum};
-  return c;
+weftResult_t needRequest(weftRequest_t* request, const char* fn) {
+  if (request == nullptr) return setError(weftInvalidArgument, "%s: request is NULL", fn);
+  return weftSuccess;
 }
 
 }  // namespace
 
-extern "C" weftResult_t weftAllReduce(const void* sendbuff, void* recvbuff, size_t count, weftDataType_t datatype,
-                                      weftRedOp_t op, weftComm_t comm, weftStream_t stream) {
-  return submit(comm, "weftAllReduce", allReduceCall(sendbuff, recvbuff, count, datatype, op), stream, nullptr);
+#define WEFT_ASYNC(fn, call)                  \
+  do {                                        \
+    WEFT_CHECK(needRequest(request, fn));     \
+    return submit(comm, fn, call, nullptr, request); \
+  } while (0)
+
+extern "C" {
+
+weftResult_t weftAllReduce(const void* sendbuff, void* recvbuff, size_t count, weftDataType_t datatype,
+                           weftRedOp_t op, weftComm_t comm, weftStream_t stream) {
+  return submit(comm, "weftAllReduce", make(CollKind::kAllReduce, sendbuff, recvbuff, count, datatype, op), stream,
+                nullptr);
 }
 
-extern "C" weftResult_t weftAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
-                                      weftDataType_t datatype, weftComm_t comm, weftStream_t stream) {
-  return submit(comm, "weftAllGather", allGatherCall(sendbuff, recvbuff, sendcount, datatype), stream, nullptr);
+weftResult_t weftAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, weftDataType_t datatype,
+                           weftComm_t comm, weftStream_t stream) {
+  return submit(comm, "weftAllGather", make(CollKind::kAllGather, sendbuff, recvbuff, sendcount, datatype), stream,
+                nullptr);
 }
 
-extern "C" weftResult_t weftAllReduceAsync(const void* sendbuff, void* recvbuff, size_t count,
-                                           weftDataType_t datatype, weftRedOp_t op, weftComm_t comm,
-                                           weftRequest_t* request) {
-  if (request == nullptr) return setError(weftInvalidArgument, "weftAllReduceAsync: request is NULL");
-  return submit(comm, "weftAllReduceAsync", allReduceCall(sendbuff, recvbuff, count, datatype, op), nullptr,
-                request);
+weftResult_t weftReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, weftDataType_t datatype,
+                               weftRedOp_t op, weftComm_t comm, weftStream_t stream) {
+  return submit(comm, "weftReduceScatter",
+                make(CollKind::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op), stream, nullptr);
 }
 
-extern "C" weftResult_t weftAllGatherAsync(const void* sendbuff, void* recvbuff, size_t sendcount,
-                                           weftDataType_t datatype, weftComm_t comm, weftRequest_t* request) {
-  if (request == nullptr) return setError(weftInvalidArgument, "weftAllGatherAsync: request is NULL");
-  return submit(comm, "weftAllGatherAsync", allGatherCall(sendbuff, recvbuff, sendcount, datatype), nullptr,
-                request);
+weftResult_t weftBroadcast(const void* sendbuff, void* recvbuff, size_t count, weftDataType_t datatype, int root,
+                           weftComm_t comm, weftStream_t stream) {
+  return submit(comm, "weftBroadcast", make(CollKind::kBroadcast, sendbuff, recvbuff, count, datatype, weftSum, root),
+                stream, nullptr);
 }
 
-extern "C" weftResult_t weftTest(weftRequest_t* request, int* done) {
+weftResult_t weftBcast(void* buff, size_t count, weftDataType_t datatype, int root, weftComm_t comm,
+                       weftStream_t stream) {
+  return submit(comm, "weftBcast", make(CollKind::kBroadcast, buff, buff, count, datatype, weftSum, root), stream,
+                nullptr);
+}
+
+weftResult_t weftReduce(const void* sendbuff, void* recvbuff, size_t count, weftDataType_t datatype, weftRedOp_t op,
+                        int root, weftComm_t comm, weftStream_t stream) {
+  return submit(comm, "weftReduce", make(CollKind::kReduce, sendbuff, recvbuff, count, datatype, op, root), stream,
+                nullptr);
+}
+
+weftResult_t weftAllToAll(const void* sendbuff, void* recvbuff, size_t count, weftDataType_t datatype,
+                          weftComm_t comm, weftStream_t stream) {
+  return submit(comm, "weftAllToAll", make(CollKind::kAllToAll, sendbuff, recvbuff, count, datatype), stream,
+                nullptr);
+}
+
+weftResult_t weftSend(const void* sendbuff, size_t count, weftDataType_t datatype, int peer, weftComm_t comm,
+                      weftStream_t stream) {
+  return submit(comm, "weftSend", make(CollKind::kSend, sendbuff, nullptr, count, datatype, weftSum, 0, peer),
+                stream, nullptr);
+}
+
+weftResult_t weftRecv(void* recvbuff, size_t count, weftDataType_t datatype, int peer, weftComm_t comm,
+                      weftStream_t stream) {
+  return submit(comm, "weftRecv", make(CollKind::kRecv, nullptr, recvbuff, count, datatype, weftSum, 0, peer),
+                stream, nullptr);
+}
+
+weftResult_t weftBarrier(weftComm_t comm, weftStream_t stream) {
+  return submit(comm, "weftBarrier", make(CollKind::kBarrier, nullptr, nullptr, 0, weftUint8), stream, nullptr);
+}
+
+weftResult_t weftAllReduceAsync(const void* sendbuff, void* recvbuff, size_t count, weftDataType_t datatype,
+                                weftRedOp_t op, weftComm_t comm, weftRequest_t* request) {
+  WEFT_ASYNC("weftAllReduceAsync", make(CollKind::kAllReduce, sendbuff, recvbuff, count, datatype, op));
+}
+
+weftResult_t weftAllGatherAsync(const void* sendbuff, void* recvbuff, size_t sendcount, weftDataType_t datatype,
+                                weftComm_t comm, weftRequest_t* request) {
+  WEFT_ASYNC("weftAllGatherAsync", make(CollKind::kAllGather, sendbuff, recvbuff, sendcount, datatype));
+}
+
+weftResult_t weftReduceScatterAsync(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                    weftDataType_t datatype, weftRedOp_t op, weftComm_t comm,
+                                    weftRequest_t* request) {
+  WEFT_ASYNC("weftReduceScatterAsync", make(CollKind::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op));
+}
+
+weftResult_t weftBroadcastAsync(const void* sendbuff, void* recvbuff, size_t count, weftDataType_t datatype,
+                                int root, weftComm_t comm, weftRequest_t* request) {
+  WEFT_ASYNC("weftBroadcastAsync", make(CollKind::kBroadcast, sendbuff, recvbuff, count, datatype, weftSum, root));
+}
+
+weftResult_t weftReduceAsync(const void* sendbuff, void* recvbuff, size_t count, weftDataType_t datatype,
+                             weftRedOp_t op, int root, weftComm_t comm, weftRequest_t* request) {
+  WEFT_ASYNC("weftReduceAsync", make(CollKind::kReduce, sendbuff, recvbuff, count, datatype, op, root));
+}
+
+weftResult_t weftAllToAllAsync(const void* sendbuff, void* recvbuff, size_t count, weftDataType_t datatype,
+                               weftComm_t comm, weftRequest_t* request) {
+  WEFT_ASYNC("weftAllToAllAsync", make(CollKind::kAllToAll, sendbuff, recvbuff, count, datatype));
+}
+
+weftResult_t weftSendAsync(const void* sendbuff, size_t count, weftDataType_t datatype, int peer, weftComm_t comm,
+                           weftRequest_t* request) {
+  WEFT_ASYNC("weftSendAsync", make(CollKind::kSend, sendbuff, nullptr, count, datatype, weftSum, 0, peer));
+}
+
+weftResult_t weftRecvAsync(void* recvbuff, size_t count, weftDataType_t datatype, int peer, weftComm_t comm,
+                           weftRequest_t* request) {
+  WEFT_ASYNC("weftRecvAsync", make(CollKind::kRecv, nullptr, recvbuff, count, datatype, weftSum, 0, peer));
+}
+
+weftResult_t weftBarrierAsync(weftComm_t comm, weftRequest_t* request) {
+  WEFT_ASYNC("weftBarrierAsync", make(CollKind::kBarrier, nullptr, nullptr, 0, weftUint8));
+}
+
+weftResult_t weftTest(weftRequest_t* request, int* done) {
   clearError();
   if (request == nullptr || *request == nullptr)
     return setError(weftInvalidArgument, "weftTest: request is NULL (already completed?)");
   if (done == nullptr) return setError(weftInvalidArgument, "weftTest: done is NULL");
-  *done = (*request)->done.load(std::memory_order_acquire) ? 1 : 0;
+  *done = ProgressThread::isDone(*request) ? 1 : 0;
   if (!*done) return weftSuccess;
-  return finish(request);
+  weftRequest* req = *request;
+  *request = nullptr;
+  return ProgressThread::finish(req);
 }
 
-extern "C" weftResult_t weftWait(weftRequest_t* request) {
+weftResult_t weftWait(weftRequest_t* request) {
   clearError();
   if (request == nullptr || *request == nullptr)
     return setError(weftInvalidArgument, "weftWait: request is NULL (already completed?)");
-  ProgressThread::waitFor(*request);
-  return finish(request);
+  weftRequest* req = *request;
+  *request = nullptr;
+  ProgressThread::waitFor(req);
+  return ProgressThread::finish(req);
 }
+
+}  // extern "C"

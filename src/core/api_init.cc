@@ -58,11 +58,18 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
   WEFT_CHECK(c->bootstrap->init(id, rank, nranks, &c->aborted));
   c->tcp = std::make_unique<TcpTransport>();
   if (nranks > 1) WEFT_CHECK(c->tcp->connectAll(*c->bootstrap, c->config.nstreams));
+  if (nranks > 1 && c->config.shmEnabled) {
+    c->shm = std::make_unique<ShmTransport>();
+    WEFT_CHECK(c->shm->setup(*c->bootstrap, *c->tcp, c->config.nstreams, c->config.shmFifoBytes));
+  }
+  c->channels = std::make_unique<PeerChannels>(c->tcp.get(), c->shm.get());
   WEFT_CHECK(allocStaging(c));
   CollContext& ctx = c->ctx;
   ctx.rank = rank;
   ctx.nranks = nranks;
-  ctx.channels = c->tcp.get();
+  ctx.channels = c->channels.get();
+  ctx.scratch = &c->scratch;
+  ctx.run.doorbell = c->channels->doorbell();
   ctx.staging = c->staging;
   ctx.stagingBytes = c->stagingBytes;
   ctx.chunkBytes = c->config.chunkBytes;

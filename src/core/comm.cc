@@ -98,6 +98,11 @@ weftResult_t readCommConfig(CommConfig* cfg) {
     return setError(weftInvalidArgument, "WEFT_TIMEOUT=%s: expected a positive number of seconds",
                     configString("WEFT_TIMEOUT").c_str());
   cfg->spinUs = configInt("WEFT_SPIN_US");
+  cfg->shmEnabled = configString("WEFT_SHM_DISABLE") != "1";
+  if (!parseSize(configString("WEFT_SHM_FIFO"), &v) || v < 4096 || v > (1LL << 30))
+    return setError(weftInvalidArgument, "WEFT_SHM_FIFO=%s: expected a size from 4K to 1G",
+                    configString("WEFT_SHM_FIFO").c_str());
+  cfg->shmFifoBytes = static_cast<size_t>(v);
   return weftSuccess;
 }
 
@@ -113,6 +118,8 @@ void weftComm::markBroken(weftResult_t r, const std::string& text) {
 
 weftComm::~weftComm() {
   progress.stop();
+  channels.reset();
+  shm.reset();
   tcp.reset();
   bootstrap.reset();
   if (staging != nullptr) munmap(staging, stagingBytes);

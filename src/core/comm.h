@@ -13,6 +13,8 @@
 #include "bootstrap/bootstrap.h"
 #include "collectives/coll_context.h"
 #include "core/request.h"
+#include "transports/peer_channels.h"
+#include "transports/shm/shm_transport.h"
 #include "transports/tcp/tcp_transport.h"
 
 namespace weft {
@@ -26,6 +28,8 @@ struct CommConfig {
   int nstreams = 1;
   double timeoutSec = 300;
   int64_t spinUs = 2;
+  bool shmEnabled = true;
+  size_t shmFifoBytes = 2 << 20;
 };
 
 // Reads WEFT_ALGO, WEFT_ONESHOT_MAX, WEFT_CHUNK, WEFT_SOCKET_NSTREAMS, WEFT_TIMEOUT,
@@ -42,8 +46,11 @@ struct weftComm {
   std::atomic<bool> aborted{false};
   std::unique_ptr<weft::Bootstrap> bootstrap;
   std::unique_ptr<weft::TcpTransport> tcp;
+  std::unique_ptr<weft::ShmTransport> shm;  // null when no peer shares our node or disabled
+  std::unique_ptr<weft::PeerChannels> channels;
   char* staging = nullptr;
   size_t stagingBytes = 0;
+  weft::Scratch scratch;
   weft::CollContext ctx;
   weft::ProgressThread progress;
   uint64_t seq = 0;  // collectives issued on this communicator

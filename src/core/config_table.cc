@@ -21,6 +21,9 @@ const std::vector<ConfigVar>& configVars() {
       {"WEFT_RANK", "", "This process's rank for weftCommInitFromEnv."},
       {"WEFT_WORLD_SIZE", "", "Number of ranks for weftCommInitFromEnv."},
       {"WEFT_ROOT_ADDR", "", "host:port where rank 0 serves the rendezvous (no unique id needed)."},
+      {"WEFT_HOSTID", "", "Node identity override (default: hostname + boot id + network namespace)."},
+      {"WEFT_SHM_DISABLE", "0", "1: ranks on one node talk over the network transports, not shared memory."},
+      {"WEFT_SHM_FIFO", "2M", "Bytes of shared-memory FIFO per peer pair and stream (K/M suffixes)."},
       {"WEFT_SECRET", "", "Shared job secret for WEFT_ROOT_ADDR / torchrun launches."},
   };
   return vars;

@@ -67,7 +67,37 @@ void ProgressThread::loop() {
   }
 }
 
+bool ProgressThread::isDone(weftRequest* req) {
+  for (weftRequest* part : req->parts)
+    if (!part->done.load(std::memory_order_acquire)) return false;
+  return req->parts.empty() ? req->done.load(std::memory_order_acquire) : true;
+}
+
+weftResult_t ProgressThread::finish(weftRequest* req) {
+  weftResult_t result = weftSuccess;
+  std::string error;
+  auto take = [&](weftRequest* r) {
+    // Taking the lock orders us after the progress thread's last touch of r.
+    std::lock_guard<std::mutex> lock(r->mu);
+    if (result == weftSuccess && r->result != weftSuccess) {
+      result = r->result;
+      error = r->error;
+    }
+  };
+  if (req->parts.empty()) take(req);
+  for (weftRequest* part : req->parts) {
+    take(part);
+    delete part;
+  }
+  delete req;
+  return result == weftSuccess ? weftSuccess : setErrorString(result, error);
+}
+
 void ProgressThread::waitFor(weftRequest* req) {
+  if (!req->parts.empty()) {
+    for (weftRequest* part : req->parts) waitFor(part);
+    return;
+  }
   auto start = std::chrono::steady_clock::now();
   while (!req->done.load(std::memory_order_acquire)) {
     if (std::chrono::steady_clock::now() - start > std::chrono::microseconds(50)) {

@@ -13,11 +13,15 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "weft/weft.h"
 
 struct weftRequest {
   std::function<weftResult_t()> work;
+  // A group over several communicators completes when all of its parts do
+  // (each part runs on its own communicator's progress thread).
+  std::vector<weftRequest*> parts;
   std::atomic<bool> done{false};
   weftResult_t result = weftSuccess;
   std::string error;  // the sentence, copied from the progress thread
@@ -36,8 +40,13 @@ class ProgressThread {
   bool idle();
   // Runs what is queued to completion, then stops the thread.
   void stop();
-  // Blocks until `req` is done (spinning briefly first: small collectives end soon).
+  // Blocks until `req` (and all its parts) is done, spinning briefly first:
+  // small collectives end soon.
   static void waitFor(weftRequest* req);
+  static bool isDone(weftRequest* req);
+  // The result of a finished request (the first failure among its parts), with
+  // its sentence made this thread's last error; frees the request.
+  static weftResult_t finish(weftRequest* req);
 
  private:
   void loop();

@@ -35,6 +35,7 @@ class TcpTransport : public ChannelTable {
   int nstreams() const override { return nstreams_; }
   Channel* sendChannel(int peer, int stream) override { return send_[peer][stream].get(); }
   Channel* recvChannel(int peer, int stream) override { return recv_[peer][stream].get(); }
+  int socketFd(int peer, int stream) const { return fds_[peer][stream]; }
   // Unblocks every pending operation with an error (abort).
   void shutdownAll();
 

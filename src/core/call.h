@@ -1,0 +1,43 @@
+// One collective or point-to-point call as the API received it: what is
+// validated, recorded in a group, queued on the progress thread, and executed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collectives/coll_context.h"
+#include "weft/weft.h"
+
+struct weftComm;
+
+namespace weft {
+
+enum class CollKind { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAllToAll, kSend, kRecv, kBarrier };
+
+struct Call {
+  CollKind kind = CollKind::kAllReduce;
+  CollArgs args;  // count is per rank as the API defines it; args.root for rooted kinds
+  int peer = -1;  // send / recv
+  uint64_t seq = 0;
+};
+
+const char* collName(CollKind kind);
+bool isP2P(CollKind kind);
+// "allreduce #12 (1024 x float, sum)" for error sentences.
+std::string describeCall(const Call& call);
+
+// Checks every argument of `call` on `comm` for the API function `fn`.
+weftResult_t validateCall(weftComm* comm, const char* fn, const Call& call, weftStream_t stream);
+
+// Runs the calls of one communicator (a single call, or a group's): the
+// collectives in call order, then all point-to-point calls fused. A transport
+// failure breaks the communicator.
+weftResult_t executeCalls(weftComm* comm, const std::vector<Call>& calls);
+
+// True while this thread is between weftGroupStart and weftGroupEnd.
+bool inGroup();
+// Records a validated call into this thread's open group.
+void recordInGroup(weftComm* comm, const Call& call);
+
+}  // namespace weft

@@ -1,0 +1,124 @@
+// Executes validated calls on one communicator: picks each collective's
+// algorithm (one-round forms up to WEFT_ONESHOT_MAX bytes, pipelined ring and
+// chain forms above, WEFT_ALGO to force), fuses point-to-point calls, and
+// turns transport failures into a broken communicator with a sentence that
+// names the call.
+#include <cstdio>
+
+#include "collectives/reduce.h"
+#include "core/call.h"
+#include "core/comm.h"
+#include "core/error.h"
+
+namespace weft {
+
+const char* collName(CollKind kind) {
+  switch (kind) {
+    case CollKind::kAllReduce: return "allreduce";
+    case CollKind::kAllGather: return "allgather";
+    case CollKind::kReduceScatter: return "reducescatter";
+    case CollKind::kBroadcast: return "broadcast";
+    case CollKind::kReduce: return "reduce";
+    case CollKind::kAllToAll: return "alltoall";
+    case CollKind::kSend: return "send";
+    case CollKind::kRecv: return "recv";
+    case CollKind::kBarrier: return "barrier";
+  }
+  return "?";
+}
+
+bool isP2P(CollKind kind) { return kind == CollKind::kSend || kind == CollKind::kRecv; }
+
+std::string describeCall(const Call& c) {
+  char buf[160];
+  int len = snprintf(buf, sizeof(buf), "%s #%llu (%zu x %s", collName(c.kind),
+                     static_cast<unsigned long long>(c.seq), c.args.count, datatypeName(c.args.datatype));
+  if (c.kind == CollKind::kAllReduce || c.kind == CollKind::kReduceScatter || c.kind == CollKind::kReduce)
+    len += snprintf(buf + len, sizeof(buf) - len, ", %s", redOpName(c.args.op));
+  if (c.kind == CollKind::kBroadcast || c.kind == CollKind::kReduce)
+    len += snprintf(buf + len, sizeof(buf) - len, ", root %d", c.args.root);
+  if (isP2P(c.kind)) len += snprintf(buf + len, sizeof(buf) - len, ", peer %d", c.peer);
+  snprintf(buf + len, sizeof(buf) - len, ")");
+  return buf;
+}
+
+namespace {
+
+weftResult_t runCollective(weftComm* comm, const Call& call) {
+  CollContext& ctx = comm->ctx;
+  const CollArgs& a = call.args;
+  const size_t bytes = a.count * datatypeSize(a.datatype);
+  const Algo algo = comm->config.algo;
+  // One-round forms when forced, or in auto mode for small messages.
+  const bool small = algo == Algo::kOneshot || (algo == Algo::kAuto && bytes <= comm->config.oneshotMax);
+  const bool fitsStaging = oneshotStagingBytes(comm->nranks, bytes) <= ctx.stagingBytes;
+  switch (call.kind) {
+    case CollKind::kAllReduce:
+      return small && fitsStaging ? oneshotAllReduce(ctx, a) : ringAllReduce(ctx, a);
+    case CollKind::kAllGather:
+      return small ? directAllGather(ctx, a) : ringAllGather(ctx, a);
+    case CollKind::kReduceScatter:
+      return ringReduceScatter(ctx, a);
+    case CollKind::kBroadcast:
+      return small ? directBroadcast(ctx, a) : chainBroadcast(ctx, a);
+    case CollKind::kReduce:
+      return small && fitsStaging ? directReduce(ctx, a) : chainReduce(ctx, a);
+    case CollKind::kAllToAll:
+      return directAllToAll(ctx, a);
+    case CollKind::kBarrier: {
+      // Everyone tells everyone "arrived": one round, n-1 one-byte messages each way.
+      static const uint8_t arrived = 1;
+      uint8_t out = 0;
+      CollArgs b;
+      b.sendbuff = &arrived;
+      b.recvbuff = &out;
+      b.count = 1;
+      b.datatype = weftUint8;
+      b.op = weftMax;
+      return oneshotAllReduce(ctx, b);
+    }
+    default:
+      return setError(weftInternalError, "not a collective");
+  }
+}
+
+}  // namespace
+
+weftResult_t executeCalls(weftComm* comm, const std::vector<Call>& calls) {
+  {
+    std::lock_guard<std::mutex> lock(comm->failMu);
+    if (comm->failure != weftSuccess)
+      return setError(comm->failure, "communicator is broken by an earlier failure: %s", comm->failureText.c_str());
+  }
+  std::vector<P2POp> p2p;
+  const Call* firstP2P = nullptr;
+  for (const Call& call : calls) {
+    if (isP2P(call.kind)) {
+      if (firstP2P == nullptr) firstP2P = &call;
+      size_t bytes = call.args.count * datatypeSize(call.args.datatype);
+      char* buf = call.kind == CollKind::kSend ? const_cast<char*>(static_cast<const char*>(call.args.sendbuff))
+                                               : static_cast<char*>(call.args.recvbuff);
+      if (bytes > 0) p2p.push_back(P2POp{call.kind == CollKind::kSend, call.peer, buf, bytes});
+      continue;
+    }
+    if (call.args.count == 0 && call.kind != CollKind::kBarrier) continue;
+    weftResult_t r = runCollective(comm, call);
+    if (r != weftSuccess) {
+      std::string text = "rank " + std::to_string(comm->rank) + ": " + describeCall(call) + ": " + lastError();
+      if (r != weftInvalidArgument && r != weftInvalidUsage) comm->markBroken(r, text);
+      return setErrorString(r, text);
+    }
+  }
+  if (!p2p.empty()) {
+    weftResult_t r = runP2P(comm->ctx, p2p.data(), p2p.size());
+    if (r != weftSuccess) {
+      std::string what = calls.size() > 1 ? "group of point-to-point calls starting with " : "";
+      std::string text = "rank " + std::to_string(comm->rank) + ": " + what + describeCall(*firstP2P) + ": " + lastError();
+      if (r != weftInvalidUsage) comm->markBroken(r, text);
+      return setErrorString(r, text);
+    }
+  }
+  return weftSuccess;
+}
+
+}  // namespace weft

@@ -1,0 +1,107 @@
+// Group calls (weftGroupStart/End). Calls made inside a group are validated at
+// once but only recorded, per thread; the outermost weftGroupEnd runs each
+// communicator's calls as one unit (point-to-point fused), and runs different
+// communicators concurrently on their progress threads, so one thread can
+// drive several ranks' communicators without deadlock.
+#include <map>
+#include <vector>
+
+#include "core/call.h"
+#include "core/comm.h"
+#include "core/error.h"
+
+using namespace weft;
+
+namespace {
+
+struct GroupState {
+  int depth = 0;
+  std::vector<weftComm*> order;  // communicators in first-use order
+  std::map<weftComm*, std::vector<Call>> calls;
+};
+
+thread_local GroupState tlsGroup;
+
+// Takes the recorded group out of this thread's state.
+GroupState takeGroup() {
+  GroupState g = std::move(tlsGroup);
+  tlsGroup = GroupState();
+  return g;
+}
+
+weftRequest* makeRequest(weftComm* comm, std::vector<Call> calls) {
+  auto* req = new weftRequest();
+  req->work = [comm, calls = std::move(calls)] { return executeCalls(comm, calls); };
+  return req;
+}
+
+weftResult_t endGroup(weftRequest_t* request) {
+  if (tlsGroup.depth == 0) return setError(weftInvalidUsage, "weftGroupEnd: no weftGroupStart is open");
+  if (--tlsGroup.depth > 0) return weftSuccess;
+  GroupState g = takeGroup();
+  if (request != nullptr) *request = nullptr;
+  // Every communicator must still be alive and usable.
+  for (weftComm* comm : g.order) {
+    CommCall guard(comm, "weftGroupEnd");
+    WEFT_CHECK(guard.status());
+  }
+  if (g.order.empty()) {  // an empty group: nothing to run
+    if (request != nullptr) {
+      *request = new weftRequest();
+      (*request)->done.store(true);
+    }
+    return weftSuccess;
+  }
+  if (request == nullptr && g.order.size() == 1 && g.order[0]->progress.idle()) {
+    weftComm* comm = g.order[0];
+    CommCall guard(comm, "weftGroupEnd");
+    WEFT_CHECK(guard.status());
+    return executeCalls(comm, g.calls[comm]);
+  }
+  auto* all = new weftRequest();
+  for (weftComm* comm : g.order) {
+    weftRequest* part = makeRequest(comm, std::move(g.calls[comm]));
+    all->parts.push_back(part);
+    comm->progress.submit(part);
+  }
+  if (request != nullptr) {
+    *request = all;
+    return weftSuccess;
+  }
+  ProgressThread::waitFor(all);
+  return ProgressThread::finish(all);
+}
+
+}  // namespace
+
+namespace weft {
+
+bool inGroup() { return tlsGroup.depth > 0; }
+
+void recordInGroup(weftComm* comm, const Call& call) {
+  auto it = tlsGroup.calls.find(comm);
+  if (it == tlsGroup.calls.end()) {
+    tlsGroup.order.push_back(comm);
+    it = tlsGroup.calls.emplace(comm, std::vector<Call>()).first;
+  }
+  it->second.push_back(call);
+}
+
+}  // namespace weft
+
+extern "C" weftResult_t weftGroupStart(void) {
+  clearError();
+  ++tlsGroup.depth;
+  return weftSuccess;
+}
+
+extern "C" weftResult_t weftGroupEnd(void) {
+  clearError();
+  return endGroup(nullptr);
+}
+
+extern "C" weftResult_t weftGroupEndAsync(weftRequest_t* request) {
+  clearError();
+  if (request == nullptr) return setError(weftInvalidArgument, "weftGroupEndAsync: request is NULL");
+  return endGroup(request);
+}

@@ -1,0 +1,71 @@
+// Shared-memory byte ring (see shm_channel.h for the ordering argument).
+#include "transports/shm/shm_channel.h"
+
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace weft {
+
+size_t shmFifoFootprint(size_t capacity) {
+  size_t bytes = sizeof(ShmFifoHeader) + capacity;
+  return (bytes + 4095) & ~static_cast<size_t>(4095);
+}
+
+ShmChannel::ShmChannel(char* fifo, size_t capacity, bool isSender, Doorbell* wake, int deathFd,
+                       std::string peer)
+    : hdr_(reinterpret_cast<ShmFifoHeader*>(fifo)),
+      data_(fifo + sizeof(ShmFifoHeader)),
+      capacity_(capacity),
+      wake_(wake),
+      deathFd_(deathFd),
+      peer_(std::move(peer)) {
+  mine_ = isSender ? hdr_->tail.load(std::memory_order_relaxed) : hdr_->head.load(std::memory_order_relaxed);
+}
+
+weftResult_t ShmChannel::trySend(const void* data, size_t bytes, size_t* moved) {
+  uint64_t head = hdr_->head.load(std::memory_order_acquire);
+  size_t space = capacity_ - static_cast<size_t>(mine_ - head);
+  size_t n = bytes < space ? bytes : space;
+  *moved = n;
+  if (n == 0) return weftSuccess;
+  size_t at = static_cast<size_t>(mine_ % capacity_);
+  size_t first = n < capacity_ - at ? n : capacity_ - at;
+  std::memcpy(data_ + at, data, first);
+  if (n > first) std::memcpy(data_, static_cast<const char*>(data) + first, n - first);
+  mine_ += n;
+  hdr_->tail.store(mine_, std::memory_order_release);
+  wake_->ring();
+  return weftSuccess;
+}
+
+weftResult_t ShmChannel::tryRecv(void* data, size_t bytes, size_t* moved) {
+  uint64_t tail = hdr_->tail.load(std::memory_order_acquire);
+  size_t avail = static_cast<size_t>(tail - mine_);
+  size_t n = bytes < avail ? bytes : avail;
+  *moved = n;
+  if (n == 0) return weftSuccess;
+  size_t at = static_cast<size_t>(mine_ % capacity_);
+  size_t first = n < capacity_ - at ? n : capacity_ - at;
+  std::memcpy(data, data_ + at, first);
+  if (n > first) std::memcpy(static_cast<char*>(data) + first, data_, n - first);
+  mine_ += n;
+  hdr_->head.store(mine_, std::memory_order_release);
+  wake_->ring();
+  return weftSuccess;
+}
+
+weftResult_t ShmChannel::peerGone() const {
+  // The socket never carries data, so readable means closed or broken.
+  char b;
+  ssize_t r = recv(deathFd_, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+    return setError(weftRemoteError, "%s exited (its connection closed) while sharing memory with us",
+                    peer_.c_str());
+  return weftSuccess;
+}
+
+}  // namespace weft

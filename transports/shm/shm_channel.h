@@ -1,0 +1,54 @@
+// Shared-memory channel: a single-producer single-consumer byte ring in the
+// receiver's segment (the receiver reads its own memory; the sender writes
+// across). `tail` counts bytes ever written, `head` bytes ever consumed; the
+// sender's credit is capacity - (tail - head). Each counter has its own cache
+// line so the two sides do not false-share.
+//
+// Ordering: the sender copies data, then stores tail with release; the
+// receiver loads tail with acquire, then reads data. The receiver reads, then
+// stores head with release; the sender loads head with acquire before reusing
+// that space. After publishing, each side rings the other's doorbell.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "transports/channel.h"
+#include "transports/shm/doorbell.h"
+
+namespace weft {
+
+struct ShmFifoHeader {
+  alignas(64) std::atomic<uint64_t> tail{0};
+  alignas(64) std::atomic<uint64_t> head{0};
+};
+static_assert(sizeof(ShmFifoHeader) == 128, "one cache line per counter");
+
+// Bytes a FIFO of `capacity` data bytes takes in a segment (header + data, 4 KiB aligned).
+size_t shmFifoFootprint(size_t capacity);
+
+class ShmChannel : public Channel {
+ public:
+  // `fifo` points at a header followed by `capacity` data bytes. `wake` is the
+  // doorbell of the other side; `deathFd` a socket to the peer that becomes
+  // readable only when the peer is gone (it carries no data).
+  ShmChannel(char* fifo, size_t capacity, bool isSender, Doorbell* wake, int deathFd, std::string peer);
+  weftResult_t trySend(const void* data, size_t bytes, size_t* moved) override;
+  weftResult_t tryRecv(void* data, size_t bytes, size_t* moved) override;
+  int waitFd() const override { return deathFd_; }
+  bool usesDoorbell() const override { return true; }
+  const std::string& peerName() const override { return peer_; }
+  weftResult_t peerGone() const override;
+
+ private:
+  ShmFifoHeader* hdr_;
+  char* data_;
+  size_t capacity_;
+  uint64_t mine_ = 0;  // our own counter's value (tail for the sender, head for the receiver)
+  Doorbell* wake_;
+  int deathFd_;
+  std::string peer_;
+};
+
+}  // namespace weft

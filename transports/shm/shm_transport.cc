@@ -1,0 +1,75 @@
+// Shared-memory transport setup (see shm_transport.h).
+#include "transports/shm/shm_transport.h"
+
+#include <unistd.h>
+
+#include <new>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "topo/node_id.h"
+
+namespace weft {
+namespace {
+
+// What each rank tells the others (bootstrap allgather).
+struct ShmPeerInfo {
+  uint64_t node;
+  int32_t pid;
+  int32_t fd;
+  uint64_t bytes;
+};
+
+constexpr size_t kBellBytes = 4096;  // the doorbell's page at the start of a segment
+
+size_t fifoOffset(int senderLocalIndex, int stream, int nstreams, size_t footprint) {
+  return kBellBytes + (static_cast<size_t>(senderLocalIndex) * nstreams + stream) * footprint;
+}
+
+}  // namespace
+
+weftResult_t ShmTransport::setup(Bootstrap& bs, TcpTransport& tcp, int nstreams, size_t fifoBytes) {
+  const int n = bs.nranks(), me = bs.rank();
+  std::vector<ShmPeerInfo> info(n);
+  info[me] = {nodeIdentityHash(), static_cast<int32_t>(getpid()), -1, 0};
+  WEFT_CHECK(bs.allgather(info.data(), sizeof(ShmPeerInfo)));
+  local_.assign(n, false);
+  std::vector<int> localIndex(n, -1);
+  for (int r = 0; r < n; ++r) {
+    if (info[r].node != info[me].node) continue;
+    local_[r] = r != me;
+    localIndex[r] = nlocal_++;
+  }
+  const size_t footprint = shmFifoFootprint(fifoBytes);
+  const size_t bytes = fifoOffset(nlocal_, 0, nstreams, footprint);
+  WEFT_CHECK(mine_.create(bytes));
+  bell_ = new (mine_.base()) Doorbell();
+  info[me].fd = mine_.fd();
+  info[me].bytes = bytes;
+  WEFT_CHECK(bs.allgather(info.data(), sizeof(ShmPeerInfo)));
+
+  peers_.resize(n);
+  send_.resize(n);
+  recv_.resize(n);
+  for (int p = 0; p < n; ++p) {
+    if (!local_[p]) continue;
+    peers_[p] = std::make_unique<ShmSegment>();
+    WEFT_CHECK(peers_[p]->attach(info[p].pid, info[p].fd, info[p].bytes));
+    auto* peerBell = reinterpret_cast<Doorbell*>(peers_[p]->base());
+    int deathFd = tcp.socketFd(p, 0);
+    for (int s = 0; s < nstreams; ++s) {
+      // We write into the peer's segment at our slot, and read from ours at theirs.
+      char* out = peers_[p]->base() + fifoOffset(localIndex[me], s, nstreams, footprint);
+      char* in = mine_.base() + fifoOffset(localIndex[p], s, nstreams, footprint);
+      send_[p].push_back(std::make_unique<ShmChannel>(out, fifoBytes, true, peerBell, deathFd, bs.peerName(p)));
+      recv_[p].push_back(std::make_unique<ShmChannel>(in, fifoBytes, false, peerBell, deathFd, bs.peerName(p)));
+    }
+  }
+  // Everyone has mapped everything: the memfds are no longer needed to attach.
+  WEFT_CHECK(bs.barrier());
+  WEFT_INFO(NET, "rank %d: shared memory with %d local peer(s), %zu B FIFO x %d stream(s)", me, nlocal_ - 1,
+            fifoBytes, nstreams);
+  return weftSuccess;
+}
+
+}  // namespace weft
