@@ -42,6 +42,7 @@ weftResult_t runFlows(FlowPlan& plan, const FlowRunOptions& opts) {
     if (st[f].total > 0) ++remaining;
   }
   Backoff backoff(opts.spinUs);
+  bool deathSuspected = false;  // a peer's socket closed; confirmed after one more idle pass
   bool armed = false;  // doorbell armed, waiting for one more idle pass
   uint32_t armedSeq = 0;
   struct Disarm {  // never leave the doorbell armed on an early return
@@ -98,6 +99,7 @@ weftResult_t runFlows(FlowPlan& plan, const FlowRunOptions& opts) {
         opts.doorbell->disarm();
         armed = false;
       }
+      deathSuspected = false;
       backoff.reset();
       progressSinceCheck = true;  // lastProgress is refreshed lazily, off the fast path
       continue;
@@ -163,6 +165,12 @@ weftResult_t runFlows(FlowPlan& plan, const FlowRunOptions& opts) {
       for (int f = 0; f < nflows; ++f) {
         if (st[f].next >= st[f].total || !plan.channel(f)->usesDoorbell()) continue;
         weftResult_t r = plan.channel(f)->peerGone();
+        // A peer that finished its part may exit before we drained what it left
+        // in shared memory: only a second idle pass after the death is a failure.
+        if (r != weftSuccess && !deathSuspected) {
+          deathSuspected = true;
+          break;
+        }
         if (r != weftSuccess) {
           if (opts.abortFlag && opts.abortFlag->load())
             return setError(weftInvalidUsage, "communicator aborted");

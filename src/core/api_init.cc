@@ -63,6 +63,7 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
     WEFT_CHECK(c->shm->setup(*c->bootstrap, *c->tcp, c->config.nstreams, c->config.shmFifoBytes));
   }
   c->channels = std::make_unique<PeerChannels>(c->tcp.get(), c->shm.get());
+  if (c->shm && c->shm->localRanks() == nranks) c->board = std::make_unique<LocalBoard>(c->shm.get(), rank, nranks);
   WEFT_CHECK(allocStaging(c));
   CollContext& ctx = c->ctx;
   ctx.rank = rank;

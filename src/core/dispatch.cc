@@ -52,6 +52,17 @@ weftResult_t runCollective(weftComm* comm, const Call& call) {
   // One-round forms when forced, or in auto mode for small messages.
   const bool small = algo == Algo::kOneshot || (algo == Algo::kAuto && bytes <= comm->config.oneshotMax);
   const bool fitsStaging = oneshotStagingBytes(comm->nranks, bytes) <= ctx.stagingBytes;
+  // All ranks on this node: small calls go through the shared-memory boards.
+  if (comm->board && algo != Algo::kRing && bytes <= LocalBoard::kMaxBytes) {
+    switch (call.kind) {
+      case CollKind::kAllReduce: return comm->board->allReduce(a, ctx.run);
+      case CollKind::kAllGather: return comm->board->allGather(a, ctx.run);
+      case CollKind::kBroadcast: return comm->board->broadcast(a, ctx.run);
+      case CollKind::kReduce: return comm->board->reduce(a, ctx.run);
+      case CollKind::kBarrier: return comm->board->barrier(ctx.run);
+      default: break;
+    }
+  }
   switch (call.kind) {
     case CollKind::kAllReduce:
       return small && fitsStaging ? oneshotAllReduce(ctx, a) : ringAllReduce(ctx, a);

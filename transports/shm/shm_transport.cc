@@ -20,10 +20,12 @@ struct ShmPeerInfo {
   uint64_t bytes;
 };
 
-constexpr size_t kBellBytes = 4096;  // the doorbell's page at the start of a segment
+// Segment layout: [doorbell page][publication board][FIFOs, one per local sender and stream].
+constexpr size_t kBellBytes = 4096;
+constexpr size_t kBoardBytes = (sizeof(ShmBoard) + 4095) & ~static_cast<size_t>(4095);
 
 size_t fifoOffset(int senderLocalIndex, int stream, int nstreams, size_t footprint) {
-  return kBellBytes + (static_cast<size_t>(senderLocalIndex) * nstreams + stream) * footprint;
+  return kBellBytes + kBoardBytes + (static_cast<size_t>(senderLocalIndex) * nstreams + stream) * footprint;
 }
 
 }  // namespace
@@ -44,6 +46,10 @@ weftResult_t ShmTransport::setup(Bootstrap& bs, TcpTransport& tcp, int nstreams,
   const size_t bytes = fifoOffset(nlocal_, 0, nstreams, footprint);
   WEFT_CHECK(mine_.create(bytes));
   bell_ = new (mine_.base()) Doorbell();
+  boards_.assign(n, nullptr);
+  bells_.assign(n, nullptr);
+  boards_[me] = new (mine_.base() + kBellBytes) ShmBoard();
+  bells_[me] = bell_;
   info[me].fd = mine_.fd();
   info[me].bytes = bytes;
   WEFT_CHECK(bs.allgather(info.data(), sizeof(ShmPeerInfo)));
@@ -56,6 +62,9 @@ weftResult_t ShmTransport::setup(Bootstrap& bs, TcpTransport& tcp, int nstreams,
     peers_[p] = std::make_unique<ShmSegment>();
     WEFT_CHECK(peers_[p]->attach(info[p].pid, info[p].fd, info[p].bytes));
     auto* peerBell = reinterpret_cast<Doorbell*>(peers_[p]->base());
+    bells_[p] = peerBell;
+    boards_[p] = reinterpret_cast<ShmBoard*>(peers_[p]->base() + kBellBytes);
+    deathFds_.emplace_back(p, tcp.socketFd(p, 0));
     int deathFd = tcp.socketFd(p, 0);
     for (int s = 0; s < nstreams; ++s) {
       // We write into the peer's segment at our slot, and read from ours at theirs.

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "bootstrap/bootstrap.h"
@@ -16,6 +17,20 @@
 
 namespace weft {
 
+// A rank's publication board: small buffers published for every local peer to
+// read in place (the one-round collectives of collectives/local_board.cc).
+// `seq` counts the calls published so far; the data of call s is in slot s % 2.
+// Ordering: the writer fills the slot, then stores seq (release); a reader
+// loads seq (acquire) and then reads the slot. A writer reuses slot s % 2 only
+// for call s + 2, which it starts after seeing every peer publish s + 1, and a
+// peer publishes s + 1 only after it finished reading call s: no slot is
+// overwritten while someone still reads it.
+constexpr size_t kBoardSlotBytes = 32 << 10;
+struct ShmBoard {
+  alignas(64) std::atomic<uint64_t> seq{0};
+  alignas(64) char slot[2][kBoardSlotBytes];
+};
+
 class ShmTransport {
  public:
   // Collective over the bootstrap. `tcp` supplies the death-watch sockets.
@@ -25,6 +40,11 @@ class ShmTransport {
   Channel* recvChannel(int peer, int stream) { return recv_[peer][stream].get(); }
   Doorbell* doorbell() { return bell_; }
   int localRanks() const { return nlocal_; }
+  // Boards and doorbells of every local rank, ours included (nullptr for remote ranks).
+  ShmBoard* board(int rank) const { return boards_[rank]; }
+  Doorbell* bell(int rank) const { return bells_[rank]; }
+  // Sockets to the local peers that become readable only when a peer dies.
+  const std::vector<std::pair<int, int>>& deathFds() const { return deathFds_; }  // (rank, fd)
 
  private:
   std::vector<bool> local_;  // [rank]: same node as us
@@ -32,6 +52,9 @@ class ShmTransport {
   ShmSegment mine_;
   std::vector<std::unique_ptr<ShmSegment>> peers_;  // [rank]
   Doorbell* bell_ = nullptr;
+  std::vector<ShmBoard*> boards_;
+  std::vector<Doorbell*> bells_;
+  std::vector<std::pair<int, int>> deathFds_;
   std::vector<std::vector<std::unique_ptr<ShmChannel>>> send_, recv_;
 };
 

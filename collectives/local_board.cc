@@ -1,0 +1,134 @@
+// One-round shared-memory collectives (see local_board.h).
+#include "collectives/local_board.h"
+
+#include <poll.h>
+#include <sched.h>
+#include <sys/socket.h>
+
+#include <cstring>
+#include <vector>
+
+#include "collectives/reduce.h"
+#include "core/error.h"
+#include "core/wait.h"
+
+namespace weft {
+
+weftResult_t LocalBoard::publishAndWait(const void* data, size_t bytes, const FlowRunOptions& run, int* slot) {
+  const uint64_t s = ++seq_;
+  ShmBoard* mine = shm_->board(rank_);
+  *slot = static_cast<int>(s & 1);
+  if (bytes > 0) std::memcpy(mine->slot[*slot], data, bytes);
+  mine->seq.store(s, std::memory_order_release);
+  for (int p = 0; p < nranks_; ++p)
+    if (p != rank_) shm_->bell(p)->ring();
+
+  Backoff backoff(run.spinUs);
+  Clock::time_point start = Clock::now();
+  const auto timeout = std::chrono::microseconds(static_cast<int64_t>(run.timeoutSec * 1e6));
+  Doorbell* bell = shm_->doorbell();
+  bool armed = false;
+  uint32_t armedSeq = 0;
+  int next = 0;  // peers below `next` are known to have published s
+  for (;;) {
+    while (next < nranks_ && (next == rank_ || shm_->board(next)->seq.load(std::memory_order_acquire) >= s)) ++next;
+    if (next == nranks_) break;
+    if (armed) {
+      bell->disarm();
+      armed = false;
+    }
+    Backoff::Step step = backoff.next();
+    if (step == Backoff::Step::kSpin) continue;
+    if (step == Backoff::Step::kYield) {
+      sched_yield();
+      continue;
+    }
+    if (run.abortFlag && run.abortFlag->load(std::memory_order_relaxed))
+      return setError(weftInvalidUsage, "communicator aborted");
+    if (Clock::now() - start > timeout)
+      return setError(weftTimeout, "no progress for %.0f s (WEFT_TIMEOUT); rank %d has not arrived", run.timeoutSec,
+                      next);
+    // Arm, re-check once, then sleep until a peer rings (or 20 ms to look for deaths).
+    armedSeq = bell->arm();
+    armed = true;
+    if (shm_->board(next)->seq.load(std::memory_order_acquire) >= s) continue;
+    bell->wait(armedSeq, 20000);
+    bell->disarm();
+    armed = false;
+    // A dead peer matters only if it never published this call (it may have
+    // finished and exited normally): the loop above re-checks before we blame it.
+    for (const auto& [peer, fd] : shm_->deathFds()) {
+      if (shm_->board(peer)->seq.load(std::memory_order_acquire) >= s) continue;
+      pollfd pfd{fd, POLLIN, 0};
+      char b;
+      if (poll(&pfd, 1, 0) > 0 && recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) <= 0 &&
+          shm_->board(peer)->seq.load(std::memory_order_acquire) < s) {
+        if (run.abortFlag && run.abortFlag->load()) return setError(weftInvalidUsage, "communicator aborted");
+        return setError(weftRemoteError, "local rank %d exited before it arrived (rank %d was waiting for it)", peer,
+                        rank_);
+      }
+    }
+  }
+  return weftSuccess;
+}
+
+weftResult_t LocalBoard::allReduce(const CollArgs& a, const FlowRunOptions& run) {
+  const size_t bytes = a.count * datatypeSize(a.datatype);
+  int slot = 0;
+  WEFT_CHECK(publishAndWait(a.sendbuff, bytes, run, &slot));
+  // Everyone combines the published inputs in rank order: bitwise equal results.
+  char* out = static_cast<char*>(a.recvbuff);
+  if (nranks_ == 1) {
+    if (out != a.sendbuff) std::memcpy(out, a.sendbuff, bytes);
+  } else {
+    reduceElements(a.datatype, a.op, out, slotOf(0, slot), slotOf(1, slot), a.count);
+    for (int p = 2; p < nranks_; ++p) reduceElements(a.datatype, a.op, out, out, slotOf(p, slot), a.count);
+  }
+  if (a.op == weftAvg) finishAverage(a.datatype, out, a.count, nranks_);
+  return weftSuccess;
+}
+
+weftResult_t LocalBoard::allGather(const CollArgs& a, const FlowRunOptions& run) {
+  const size_t bytes = a.count * datatypeSize(a.datatype);
+  int slot = 0;
+  WEFT_CHECK(publishAndWait(a.sendbuff, bytes, run, &slot));
+  char* out = static_cast<char*>(a.recvbuff);
+  for (int p = 0; p < nranks_; ++p) {
+    const void* src = p == rank_ ? a.sendbuff : slotOf(p, slot);
+    if (out + p * bytes != src) std::memmove(out + p * bytes, src, bytes);
+  }
+  return weftSuccess;
+}
+
+weftResult_t LocalBoard::broadcast(const CollArgs& a, const FlowRunOptions& run) {
+  const size_t bytes = a.count * datatypeSize(a.datatype);
+  const bool root = rank_ == a.root;
+  int slot = 0;
+  WEFT_CHECK(publishAndWait(root ? a.sendbuff : nullptr, root ? bytes : 0, run, &slot));
+  const void* src = root ? a.sendbuff : slotOf(a.root, slot);
+  if (a.recvbuff != src) std::memcpy(a.recvbuff, src, bytes);
+  return weftSuccess;
+}
+
+weftResult_t LocalBoard::reduce(const CollArgs& a, const FlowRunOptions& run) {
+  const size_t bytes = a.count * datatypeSize(a.datatype);
+  int slot = 0;
+  WEFT_CHECK(publishAndWait(a.sendbuff, bytes, run, &slot));
+  if (rank_ != a.root) return weftSuccess;
+  char* out = static_cast<char*>(a.recvbuff);
+  if (nranks_ == 1) {
+    if (out != a.sendbuff) std::memcpy(out, a.sendbuff, bytes);
+  } else {
+    reduceElements(a.datatype, a.op, out, slotOf(0, slot), slotOf(1, slot), a.count);
+    for (int p = 2; p < nranks_; ++p) reduceElements(a.datatype, a.op, out, out, slotOf(p, slot), a.count);
+  }
+  if (a.op == weftAvg) finishAverage(a.datatype, out, a.count, nranks_);
+  return weftSuccess;
+}
+
+weftResult_t LocalBoard::barrier(const FlowRunOptions& run) {
+  int slot = 0;
+  return publishAndWait(nullptr, 0, run, &slot);
+}
+
+}  // namespace weft
