@@ -25,12 +25,15 @@ class LocalBoard {
   weftResult_t reduce(const CollArgs& a, const FlowRunOptions& run);
   weftResult_t barrier(const FlowRunOptions& run);
 
- private:
   // Publishes `bytes` of `data` (may be 0) as our next call and waits until every
-  // rank published it too. Returns the call's slot index.
+  // rank published it too; also the barrier the single-copy collectives use.
+  // Returns the call's slot index, valid until our next publishAndWait.
   weftResult_t publishAndWait(const void* data, size_t bytes, const FlowRunOptions& run, int* slot);
   const char* slotOf(int rank, int slot) const { return shm_->board(rank)->slot[slot]; }
+  int rank() const { return rank_; }
+  int nranks() const { return nranks_; }
 
+ private:
   ShmTransport* shm_;
   int rank_, nranks_;
   uint64_t seq_ = 0;  // calls published on this board

@@ -77,6 +77,12 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
   ctx.run.abortFlag = &c->aborted;
   ctx.run.timeoutSec = c->config.timeoutSec;
   ctx.run.spinUs = c->config.spinUs;
+  if (c->board) {
+    c->copy = std::make_unique<LocalCopy>();
+    WEFT_CHECK(c->copy->init(c->board.get(), ctx.run));
+    if (!c->copy->usable()) c->copy.reset();
+    WEFT_INFO(INIT, "rank %d: single-copy (cross-memory attach) path %s", rank, c->copy ? "on" : "off");
+  }
   // Every rank is connected before any returns: a later collective never meets a half-built peer.
   if (nranks > 1) WEFT_CHECK(c->bootstrap->barrier());
   WEFT_INFO(INIT, "rank %d of %d ready (%d TCP stream(s) per peer, chunk %zu B)", rank, nranks,

@@ -118,6 +118,7 @@ void weftComm::markBroken(weftResult_t r, const std::string& text) {
 
 weftComm::~weftComm() {
   progress.stop();
+  copy.reset();
   board.reset();
   channels.reset();
   shm.reset();

@@ -13,6 +13,7 @@
 #include "bootstrap/bootstrap.h"
 #include "collectives/coll_context.h"
 #include "collectives/local_board.h"
+#include "collectives/local_copy.h"
 #include "core/request.h"
 #include "transports/peer_channels.h"
 #include "transports/shm/shm_transport.h"
@@ -50,6 +51,7 @@ struct weftComm {
   std::unique_ptr<weft::ShmTransport> shm;  // null when no peer shares our node or disabled
   std::unique_ptr<weft::PeerChannels> channels;
   std::unique_ptr<weft::LocalBoard> board;  // set when every rank shares our node
+  std::unique_ptr<weft::LocalCopy> copy;    // single-copy path, when the board is set and CMA works
   char* staging = nullptr;
   size_t stagingBytes = 0;
   weft::Scratch scratch;

@@ -14,7 +14,7 @@ const std::vector<ConfigVar>& configVars() {
       {"WEFT_SOCKET_FAMILY", "", "Force AF_INET or AF_INET6 for sockets."},
       {"WEFT_SOCKET_NSTREAMS", "1", "TCP connections per peer pair; chunks are striped over them (more help on high-latency links)."},
       {"WEFT_CHUNK", "256K", "Bytes per pipelined chunk of ring algorithms (K/M suffixes)."},
-      {"WEFT_ALGO", "auto", "Force an algorithm: auto, ring, oneshot."},
+      {"WEFT_ALGO", "auto", "Force an algorithm: auto, ring (pipelined ring/chain over the FIFOs) or oneshot (one round)."},
       {"WEFT_ONESHOT_MAX", "64K", "Largest per-rank message that uses the one-round (oneshot) algorithm."},
       {"WEFT_SPIN_US", "2", "Microseconds a waiter spins before it yields (50 us more), then sleeps in poll()."},
       {"WEFT_UNIQUE_ID", "", "Hex unique id for weftCommInitFromEnv (set by weft-run)."},

@@ -63,6 +63,17 @@ weftResult_t runCollective(weftComm* comm, const Call& call) {
       default: break;
     }
   }
+  // All ranks on this node, larger calls: single copy between the user buffers.
+  if (comm->copy && algo == Algo::kAuto) {
+    switch (call.kind) {
+      case CollKind::kAllReduce: return comm->copy->allReduce(ctx, a);
+      case CollKind::kReduceScatter: return comm->copy->reduceScatter(ctx, a);
+      case CollKind::kAllGather: return comm->copy->allGather(ctx, a);
+      case CollKind::kBroadcast: return comm->copy->broadcast(ctx, a);
+      case CollKind::kAllToAll: return comm->copy->allToAll(ctx, a);
+      default: break;
+    }
+  }
   switch (call.kind) {
     case CollKind::kAllReduce:
       return small && fitsStaging ? oneshotAllReduce(ctx, a) : ringAllReduce(ctx, a);
