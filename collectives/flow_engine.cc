@@ -138,8 +138,8 @@ weftResult_t runFlows(FlowPlan& plan, const FlowRunOptions& opts) {
       std::string stuck;
       for (int f = 0; f < nflows && stuck.size() < 300; ++f) {
         if (st[f].next >= st[f].total) continue;
-        stuck += (stuck.empty() ? "" : "; ") + std::string(plan.isSend(f) ? "sending to " : "receiving from ") +
-                 plan.channel(f)->peerName();
+        std::string what = std::string(plan.isSend(f) ? "sending to " : "receiving from ") + plan.channel(f)->peerName();
+        if (stuck.find(what) == std::string::npos) stuck += (stuck.empty() ? "" : "; ") + what;
       }
       return setError(weftTimeout, "no progress for %.0f s (WEFT_TIMEOUT); still %s",
                       opts.timeoutSec, stuck.c_str());

@@ -70,10 +70,13 @@ weftResult_t Bootstrap::rendezvous(const UniqueIdBody& id) {
   h.listen = toWire(bound);
   weftResult_t r = sendAll(fd, &h, sizeof(h), deadline, abort_, "the rendezvous root");
   RootReply rep{};
-  if (r == weftSuccess) r = recvAll(fd, &rep, sizeof(rep), deadline, abort_, "the rendezvous root");
+  // The root reports missing ranks when its own WEFT_TIMEOUT expires, which is
+  // about when ours does: wait a little longer so that its sentence reaches us.
+  Deadline replyDeadline = Deadline::after(deadline.seconds() + std::min(5.0, deadline.seconds()));
+  if (r == weftSuccess) r = recvAll(fd, &rep, sizeof(rep), replyDeadline, abort_, "the rendezvous root");
   if (r == weftSuccess && rep.status != 0) {
     std::string text(std::min<uint32_t>(rep.bytes, 4096), '\0');
-    recvAll(fd, &text[0], text.size(), deadline, abort_, "the rendezvous root");
+    recvAll(fd, &text[0], text.size(), replyDeadline, abort_, "the rendezvous root");
     close(fd);
     return setError(weftRemoteError, "%s", text.c_str());
   }
@@ -82,7 +85,7 @@ weftResult_t Bootstrap::rendezvous(const UniqueIdBody& id) {
     return setError(weftInternalError, "rendezvous root sent a malformed table");
   }
   std::vector<WireAddr> table(nranks_);
-  if (r == weftSuccess) r = recvAll(fd, table.data(), rep.bytes, deadline, abort_, "the rendezvous root");
+  if (r == weftSuccess) r = recvAll(fd, table.data(), rep.bytes, replyDeadline, abort_, "the rendezvous root");
   close(fd);
   if (r != weftSuccess) {
     return setError(r, "rank %d: rendezvous with root %s failed: %s", rank_, root.str().c_str(),

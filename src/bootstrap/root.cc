@@ -21,7 +21,7 @@ struct Arrival {
 
 class RootJob {
  public:
-  RootJob(int listenFd, const uint8_t* secret) : listenFd_(listenFd) {
+  RootJob(int listenFd, const uint8_t* secret, Deadline deadline) : listenFd_(listenFd), deadline_(deadline) {
     std::memcpy(secret_, secret, kSecretBytes);
   }
   ~RootJob() {
@@ -37,6 +37,7 @@ class RootJob {
   void failAll(const std::string& text);
 
   int listenFd_;
+  Deadline deadline_;  // computed by the starting thread: no config reads at exit time
   uint8_t secret_[kSecretBytes];
   int nranks_ = -1;
   int arrived_ = 0;
@@ -102,7 +103,7 @@ void RootJob::failAll(const std::string& text) {
 }
 
 void RootJob::run() {
-  Deadline deadline = Deadline::fromConfig();
+  const Deadline& deadline = deadline_;
   while (nranks_ < 0 || arrived_ < nranks_) {
     if (!conflict_.empty() && nranks_ > 0) break;
     int fd = -1;
@@ -139,7 +140,7 @@ void RootJob::run() {
 weftResult_t RootServer::start(const SockAddr& bindAddr, const uint8_t* secret, SockAddr* bound) {
   int fd = -1;
   WEFT_CHECK(listenOn(bindAddr, &fd, bound));
-  auto job = std::make_shared<RootJob>(fd, secret);
+  auto job = std::make_shared<RootJob>(fd, secret, Deadline::fromConfig());
   std::thread([job] { job->run(); }).detach();
   return weftSuccess;
 }

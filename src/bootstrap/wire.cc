@@ -36,7 +36,7 @@ SockAddr fromWire(const WireAddr& w) {
 
 uint64_t fnv1a(const void* data, size_t bytes) {
   const auto* p = static_cast<const uint8_t*>(data);
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = 14695981039346656037ull;  // FNV-1a 64-bit offset basis
   for (size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 1099511628211ull;
   return h;
 }

@@ -12,7 +12,7 @@
 namespace weft {
 
 constexpr uint32_t kWireMagic = 0x54464557;  // "WEFT"
-constexpr uint16_t kWireVersion = 1;
+constexpr uint16_t kWireVersion = 2;
 constexpr size_t kSecretBytes = 32;
 constexpr int kMaxRanks = 1 << 20;  // bounds every size we read from a peer
 

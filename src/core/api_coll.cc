@@ -16,7 +16,7 @@ weftResult_t submit(weftComm_t comm, const char* fn, Call call, weftStream_t str
   WEFT_CHECK(guard.status());
   if (request != nullptr) *request = nullptr;
   WEFT_CHECK(validateCall(comm, fn, call, stream));
-  call.seq = comm->seq++;
+  call.seq = ++comm->seq;  // 1-based: the first call is #1
   if (inGroup()) {
     if (request != nullptr)
       return setError(weftInvalidUsage, "%s: non-blocking calls cannot be made inside a group; use weftGroupEndAsync", fn);

@@ -5,7 +5,8 @@
 namespace weft {
 
 const std::vector<ConfigVar>& configVars() {
-  static const std::vector<ConfigVar> vars = {
+  // Never freed: detached threads (the rendezvous root) may read it during exit.
+  static const std::vector<ConfigVar>& vars = *new std::vector<ConfigVar>{
       {"WEFT_DEBUG", "WARN", "Log level: NONE, WARN, INFO or TRACE."},
       {"WEFT_DEBUG_SUBSYS", "ALL", "Comma list of subsystems to log: INIT, BOOTSTRAP, NET, COLL, ALL."},
       {"WEFT_DEBUG_FILE", "", "Write the log here instead of stderr (%h host, %p pid)."},
@@ -25,6 +26,9 @@ const std::vector<ConfigVar>& configVars() {
       {"WEFT_SHM_DISABLE", "0", "1: ranks on one node talk over the network transports, not shared memory."},
       {"WEFT_SHM_FIFO", "2M", "Bytes of shared-memory FIFO per peer pair and stream (K/M suffixes)."},
       {"WEFT_SECRET", "", "Shared job secret for WEFT_ROOT_ADDR / torchrun launches."},
+      {"WEFT_NET_GDR_LEVEL", "PXB", "Farthest GPU-NIC path class that still uses GPUDirect RDMA: PIX, PXB, PHB, NODE or SYS."},
+      {"WEFT_IB_HCA", "", "RDMA NICs to use: prefixes, '=' exact, '^' excludes, ':port' (NCCL_IB_HCA syntax)."},
+      {"WEFT_TOPO_FILE", "", "Read the machine from this hwloc XML or NCCL/RCCL topology file instead of discovering it."},
   };
   return vars;
 }

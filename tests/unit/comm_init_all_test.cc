@@ -1,0 +1,83 @@
+// Checks weftCommInitAll: three ranks in one process, one thread per
+// communicator, running allreduce and allgather concurrently (several sizes so
+// both the one-round and the ring algorithms run) must give every rank the
+// right result. This is the single-process path frameworks use for tests.
+#include <gtest/gtest.h>
+#include <weft/weft.h>
+
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+constexpr int kRanks = 3;
+
+// Rank r's input at index i (integers: sums are exact in float).
+float inputOf(int r, size_t i) {
+  return static_cast<float>((i * 5 + static_cast<size_t>(r) * 11) % 23) - 11.0f;
+}
+
+std::string runRank(weftComm_t comm) {
+  int rank = -1, n = 0;
+  if (weftCommUserRank(comm, &rank) != weftSuccess || weftCommCount(comm, &n) != weftSuccess)
+    return "query failed";
+  if (n != kRanks) return "count is " + std::to_string(n);
+  for (size_t count : {size_t{1}, size_t{7}, size_t{1000}, size_t{300007}}) {
+    std::vector<float> in(count), out(count, -999.0f);
+    for (size_t i = 0; i < count; ++i) in[i] = inputOf(rank, i);
+    if (weftAllReduce(in.data(), out.data(), count, weftFloat, weftSum, comm, nullptr) !=
+        weftSuccess)
+      return "allreduce " + std::to_string(count) + ": " + weftGetLastError(nullptr);
+    for (size_t i = 0; i < count; ++i) {
+      float want = inputOf(0, i) + inputOf(1, i) + inputOf(2, i);
+      if (out[i] != want)
+        return "allreduce count " + std::to_string(count) + " index " + std::to_string(i) + ": " +
+               std::to_string(out[i]) + " != " + std::to_string(want);
+    }
+    std::vector<int64_t> piece(count), all(count * kRanks, -1);
+    for (size_t i = 0; i < count; ++i) piece[i] = rank * 1000000007LL + static_cast<int64_t>(i);
+    if (weftAllGather(piece.data(), all.data(), count, weftInt64, comm, nullptr) != weftSuccess)
+      return "allgather " + std::to_string(count) + ": " + weftGetLastError(nullptr);
+    for (int r = 0; r < kRanks; ++r)
+      for (size_t i = 0; i < count; ++i)
+        if (all[r * count + i] != r * 1000000007LL + static_cast<int64_t>(i))
+          return "allgather count " + std::to_string(count) + " rank " + std::to_string(r) +
+                 " index " + std::to_string(i);
+  }
+  return "";
+}
+
+TEST(CommInitAll, ThreeRanksInOneProcess) {
+  weftComm_t comms[kRanks] = {nullptr, nullptr, nullptr};
+  ASSERT_EQ(weftCommInitAll(comms, kRanks, nullptr), weftSuccess) << weftGetLastError(nullptr);
+  for (int r = 0; r < kRanks; ++r) {
+    ASSERT_NE(comms[r], nullptr);
+    int rank = -1;
+    ASSERT_EQ(weftCommUserRank(comms[r], &rank), weftSuccess);
+    EXPECT_EQ(rank, r);
+  }
+  std::string errors[kRanks];
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kRanks; ++r) threads.emplace_back([&, r] { errors[r] = runRank(comms[r]); });
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < kRanks; ++r) EXPECT_EQ(errors[r], "") << "rank " << r;
+  for (int r = 0; r < kRanks; ++r) {
+    weftResult_t async = weftInternalError;
+    EXPECT_EQ(weftCommGetAsyncError(comms[r], &async), weftSuccess);
+    EXPECT_EQ(async, weftSuccess);
+    EXPECT_EQ(weftCommDestroy(comms[r]), weftSuccess) << weftGetLastError(nullptr);
+  }
+}
+
+TEST(CommInitAll, OneRank) {
+  weftComm_t comm = nullptr;
+  ASSERT_EQ(weftCommInitAll(&comm, 1, nullptr), weftSuccess) << weftGetLastError(nullptr);
+  double x = 2.5, y = 0;
+  EXPECT_EQ(weftAllReduce(&x, &y, 1, weftDouble, weftProd, comm, nullptr), weftSuccess);
+  EXPECT_EQ(y, 2.5);
+  EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+}
+
+}  // namespace

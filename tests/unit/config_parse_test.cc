@@ -1,0 +1,165 @@
+// Checks the small parsers every user-facing setting goes through: sizes with
+// K/M/G suffixes (WEFT_CHUNK, WEFT_ONESHOT_MAX...), NCCL-style interface
+// filters (WEFT_SOCKET_IFNAME) and host:port addresses (WEFT_ROOT_ADDR,
+// torchrun's MASTER_ADDR). A parser that accepts garbage turns a typo into a
+// silent misconfiguration, so rejections matter as much as values.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+
+#include "bootstrap/socket.h"
+#include "core/config.h"
+
+namespace {
+
+TEST(ParseSize, PlainNumbersAndSuffixes) {
+  struct Case {
+    const char* text;
+    int64_t want;
+  };
+  const Case cases[] = {
+      {"0", 0},
+      {"1", 1},
+      {"123", 123},
+      {"64K", 64 << 10},
+      {"64k", 64 << 10},
+      {"1M", 1 << 20},
+      {"1m", 1 << 20},
+      {"2G", int64_t{2} << 30},
+      {"0K", 0},
+      {"9223372036854775807", INT64_MAX},
+      {"8589934591G", (int64_t{8589934591}) << 30},  // 2^63 - 2^30: the largest G that fits
+  };
+  for (const Case& c : cases) {
+    int64_t v = -12345;
+    EXPECT_TRUE(weft::parseSize(c.text, &v)) << c.text;
+    EXPECT_EQ(v, c.want) << c.text;
+  }
+}
+
+TEST(ParseSize, GarbageIsRejected) {
+  for (const char* text : {"", "x", "K", "M", "64KB", "64 K", "1.5M", "12Q", "0x10", "1e3", "5 ",
+                           "--1", "1MM", "abc123"}) {
+    int64_t v = 777;
+    EXPECT_FALSE(weft::parseSize(text, &v)) << "'" << text << "' was accepted as " << v;
+    EXPECT_EQ(v, 777) << "'" << text << "' changed the output";
+  }
+}
+
+TEST(ParseSize, OverflowIsRejected) {
+  for (const char* text : {"9223372036854775808", "99999999999999999999", "8589934592G",
+                           "9007199254740992M", "9223372036854775807K", "-9223372036854775809"}) {
+    int64_t v = 777;
+    EXPECT_FALSE(weft::parseSize(text, &v)) << "'" << text << "' was accepted as " << v;
+  }
+}
+
+TEST(InterfaceMatches, EmptyFilterMatchesEverything) {
+  EXPECT_TRUE(weft::interfaceMatches("", "eth0"));
+  EXPECT_TRUE(weft::interfaceMatches("", "lo"));
+}
+
+TEST(InterfaceMatches, PrefixList) {
+  EXPECT_TRUE(weft::interfaceMatches("eth", "eth0"));
+  EXPECT_TRUE(weft::interfaceMatches("eth", "eth12"));
+  EXPECT_TRUE(weft::interfaceMatches("eth", "eth"));
+  EXPECT_FALSE(weft::interfaceMatches("eth", "ens3"));
+  EXPECT_FALSE(weft::interfaceMatches("eth", "et"));
+  EXPECT_TRUE(weft::interfaceMatches("eth,ib", "ib0"));
+  EXPECT_TRUE(weft::interfaceMatches("eth,ib", "eth1"));
+  EXPECT_FALSE(weft::interfaceMatches("eth,ib", "lo"));
+  EXPECT_TRUE(weft::interfaceMatches("eth,", "eth0"));
+  EXPECT_FALSE(weft::interfaceMatches(",", "eth0"));
+}
+
+TEST(InterfaceMatches, ExactWithEquals) {
+  EXPECT_TRUE(weft::interfaceMatches("=eth0", "eth0"));
+  EXPECT_FALSE(weft::interfaceMatches("=eth0", "eth01"));
+  EXPECT_FALSE(weft::interfaceMatches("=eth0", "eth"));
+  EXPECT_TRUE(weft::interfaceMatches("=eth0,ib1", "ib1"));
+  EXPECT_FALSE(weft::interfaceMatches("=eth0,ib1", "ib10"));
+}
+
+TEST(InterfaceMatches, CaretExcludes) {
+  EXPECT_FALSE(weft::interfaceMatches("^docker", "docker0"));
+  EXPECT_TRUE(weft::interfaceMatches("^docker", "eth0"));
+  EXPECT_FALSE(weft::interfaceMatches("^docker,lo", "lo"));
+  EXPECT_FALSE(weft::interfaceMatches("^docker,lo", "docker1"));
+  EXPECT_TRUE(weft::interfaceMatches("^docker,lo", "ib0"));
+  // "^=" excludes exact names only.
+  EXPECT_FALSE(weft::interfaceMatches("^=docker0", "docker0"));
+  EXPECT_TRUE(weft::interfaceMatches("^=docker0", "docker01"));
+}
+
+weft::SockAddr mustParse(const std::string& text) {
+  weft::SockAddr a;
+  std::string why;
+  EXPECT_TRUE(weft::parseHostPort(text, &a, &why)) << text << ": " << why;
+  return a;
+}
+
+TEST(ParseHostPort, Ipv4) {
+  weft::SockAddr a = mustParse("127.0.0.1:1234");
+  EXPECT_EQ(a.family(), AF_INET);
+  EXPECT_EQ(a.port(), 1234);
+  EXPECT_EQ(a.str(), "127.0.0.1:1234");
+  EXPECT_EQ(a.len, sizeof(sockaddr_in));
+  EXPECT_EQ(mustParse("10.0.0.255:65535").port(), 65535);
+  EXPECT_EQ(mustParse("10.0.0.1:0").port(), 0);
+}
+
+TEST(ParseHostPort, Ipv6InBrackets) {
+  weft::SockAddr a = mustParse("[::1]:80");
+  EXPECT_EQ(a.family(), AF_INET6);
+  EXPECT_EQ(a.port(), 80);
+  EXPECT_EQ(a.str(), "[::1]:80");
+  EXPECT_EQ(a.len, sizeof(sockaddr_in6));
+  EXPECT_EQ(mustParse("[2001:db8::1:2]:4242").str(), "[2001:db8::1:2]:4242");
+}
+
+TEST(ParseHostPort, NamesResolve) {
+  weft::SockAddr a = mustParse("localhost:5555");
+  EXPECT_TRUE(a.family() == AF_INET || a.family() == AF_INET6);
+  EXPECT_EQ(a.port(), 5555);
+}
+
+TEST(ParseHostPort, BadInputIsRejectedWithAReason) {
+  struct Case {
+    const char* text;
+    const char* mention;  // part of the reason
+  };
+  const Case cases[] = {
+      {"127.0.0.1", "port"},
+      {"127.0.0.1:", "port"},
+      {"127.0.0.1:65536", "65536"},
+      {"127.0.0.1:-1", "-1"},
+      {"127.0.0.1:12a", "12a"},
+      {"127.0.0.1:99999999999", "port"},
+      {"[::1]", "[ipv6]:port"},
+      {"[::1]80", "[ipv6]:port"},
+      {"[::1", "[ipv6]:port"},
+      {"[::1]:", "port"},
+      {"[::1]:x", "x"},
+      {"", "port"},
+      {"no.such.host.invalid:80", "no.such.host.invalid"},
+  };
+  for (const Case& c : cases) {
+    weft::SockAddr a;
+    std::string why;
+    EXPECT_FALSE(weft::parseHostPort(c.text, &a, &why)) << "'" << c.text << "' was accepted";
+    EXPECT_NE(why.find(c.mention), std::string::npos) << "'" << c.text << "': " << why;
+  }
+}
+
+TEST(ParseHostPort, SetPortChangesOnlyThePort) {
+  weft::SockAddr a = mustParse("192.0.2.9:1");
+  a.setPort(40000);
+  EXPECT_EQ(a.str(), "192.0.2.9:40000");
+  weft::SockAddr b = mustParse("[::1]:1");
+  b.setPort(2);
+  EXPECT_EQ(b.str(), "[::1]:2");
+}
+
+}  // namespace
