@@ -83,6 +83,8 @@ weftResult_t directAllToAll(CollContext& ctx, const CollArgs& args);
 weftResult_t runP2P(CollContext& ctx, const P2POp* ops, size_t nops);
 
 // Staging bytes oneshotAllReduce needs for `bytes` per rank.
-inline size_t oneshotStagingBytes(int nranks, size_t bytes) { return static_cast<size_t>(nranks) * bytes; }
+inline size_t oneshotStagingBytes(int nranks, size_t bytes) {
+  return static_cast<size_t>(nranks) * bytes;
+}
 
 }  // namespace weft

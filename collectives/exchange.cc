@@ -25,7 +25,8 @@ class P2PPlan : public FlowPlan {
   bool isSend(int f) const override { return flows_[f].send; }
   Channel* channel(int f) const override {
     const P2PFlow& fl = flows_[f];
-    return fl.send ? ctx_.channels->sendChannel(fl.peer, 0) : ctx_.channels->recvChannel(fl.peer, 0);
+    return fl.send ? ctx_.channels->sendChannel(fl.peer, 0)
+                   : ctx_.channels->recvChannel(fl.peer, 0);
   }
   int64_t numItems(int f) const override { return static_cast<int64_t>(flows_[f].ops.size()); }
   FlowItem item(int f, int64_t k) const override {
@@ -62,17 +63,20 @@ weftResult_t runP2P(CollContext& ctx, const P2POp* ops, size_t nops) {
   }
   // Sends to ourselves match our receives from ourselves in order.
   if (selfSends.size() != selfRecvs.size())
-    return setError(weftInvalidUsage, "%zu send(s) to self but %zu receive(s) from self in one group",
+    return setError(weftInvalidUsage,
+                    "%zu send(s) to self but %zu receive(s) from self in one group",
                     selfSends.size(), selfRecvs.size());
   for (size_t i = 0; i < selfSends.size(); ++i) {
     if (selfSends[i]->bytes != selfRecvs[i]->bytes)
-      return setError(weftInvalidUsage, "send to self of %zu bytes meets a receive from self of %zu bytes",
+      return setError(weftInvalidUsage,
+                      "send to self of %zu bytes meets a receive from self of %zu bytes",
                       selfSends[i]->bytes, selfRecvs[i]->bytes);
     std::memmove(selfRecvs[i]->buf, selfSends[i]->buf, selfSends[i]->bytes);
   }
   if (flows.empty()) return weftSuccess;
   if (static_cast<int>(flows.size()) > kMaxFlows)
-    return setError(weftInvalidUsage, "a group may address at most %d peer/direction pairs", kMaxFlows);
+    return setError(weftInvalidUsage, "a group may address at most %d peer/direction pairs",
+                    kMaxFlows);
   P2PPlan plan(ctx, std::move(flows));
   return runFlows(plan, ctx.run);
 }
@@ -85,7 +89,8 @@ weftResult_t directAllToAll(CollContext& ctx, const CollArgs& args) {
   for (int p = 0; p < n; ++p) {
     // Post receives and sends interleaved by distance so large exchanges spread over peers.
     int to = (ctx.rank + p) % n, from = (ctx.rank - p + n) % n;
-    ops.push_back(P2POp{true, to, const_cast<char*>(static_cast<const char*>(args.sendbuff)) + to * block, block});
+    ops.push_back(P2POp{
+        true, to, const_cast<char*>(static_cast<const char*>(args.sendbuff)) + to * block, block});
     ops.push_back(P2POp{false, from, static_cast<char*>(args.recvbuff) + from * block, block});
   }
   return runP2P(ctx, ops.data(), ops.size());

@@ -17,9 +17,9 @@ namespace weft {
 namespace {
 
 struct FlowState {
-  int64_t next = 0;     // index of the item in progress
-  size_t offset = 0;    // bytes of it already moved
-  int64_t done = 0;     // items completed (== next, kept separately for clarity)
+  int64_t next = 0;   // index of the item in progress
+  size_t offset = 0;  // bytes of it already moved
+  int64_t done = 0;   // items completed (== next, kept separately for clarity)
   int64_t total = 0;
   FlowItem cur;
   bool haveCur = false;
@@ -43,7 +43,7 @@ weftResult_t runFlows(FlowPlan& plan, const FlowRunOptions& opts) {
   }
   Backoff backoff(opts.spinUs);
   bool deathSuspected = false;  // a peer's socket closed; confirmed after one more idle pass
-  bool armed = false;  // doorbell armed, waiting for one more idle pass
+  bool armed = false;           // doorbell armed, waiting for one more idle pass
   uint32_t armedSeq = 0;
   struct Disarm {  // never leave the doorbell armed on an early return
     const bool& armed;
@@ -72,8 +72,9 @@ weftResult_t runFlows(FlowPlan& plan, const FlowRunOptions& opts) {
         size_t moved = 0;
         if (s.offset < s.cur.bytes) {
           Channel* ch = plan.channel(f);
-          weftResult_t r = send ? ch->trySend(s.cur.data + s.offset, s.cur.bytes - s.offset, &moved)
-                                : ch->tryRecv(s.cur.data + s.offset, s.cur.bytes - s.offset, &moved);
+          weftResult_t r = send
+                               ? ch->trySend(s.cur.data + s.offset, s.cur.bytes - s.offset, &moved)
+                               : ch->tryRecv(s.cur.data + s.offset, s.cur.bytes - s.offset, &moved);
           if (r != weftSuccess) {
             // Abort shuts the sockets down; say "aborted" rather than blame the peer.
             if (opts.abortFlag && opts.abortFlag->load())
@@ -126,11 +127,14 @@ weftResult_t runFlows(FlowPlan& plan, const FlowRunOptions& opts) {
       FlowState& s = st[f];
       if (s.next >= s.total) continue;
       bool send = plan.isSend(f);
-      if (send && s.haveCur && s.cur.depFlow >= 0 && st[s.cur.depFlow].done <= s.cur.depItem) continue;
+      if (send && s.haveCur && s.cur.depFlow >= 0 && st[s.cur.depFlow].done <= s.cur.depItem)
+        continue;
       Channel* ch = plan.channel(f);
       int fd = ch->waitFd();
-      if (ch->usesDoorbell()) bellFlows = true;
-      else if (fd >= 0) fdFlows = true;
+      if (ch->usesDoorbell())
+        bellFlows = true;
+      else if (fd >= 0)
+        fdFlows = true;
       if (fd < 0) continue;
       pfds[npfd++] = {fd, static_cast<short>(send && !ch->usesDoorbell() ? POLLOUT : POLLIN), 0};
     }
@@ -138,7 +142,8 @@ weftResult_t runFlows(FlowPlan& plan, const FlowRunOptions& opts) {
       std::string stuck;
       for (int f = 0; f < nflows && stuck.size() < 300; ++f) {
         if (st[f].next >= st[f].total) continue;
-        std::string what = std::string(plan.isSend(f) ? "sending to " : "receiving from ") + plan.channel(f)->peerName();
+        std::string what = std::string(plan.isSend(f) ? "sending to " : "receiving from ") +
+                           plan.channel(f)->peerName();
         if (stuck.find(what) == std::string::npos) stuck += (stuck.empty() ? "" : "; ") + what;
       }
       return setError(weftTimeout, "no progress for %.0f s (WEFT_TIMEOUT); still %s",
@@ -160,7 +165,8 @@ weftResult_t runFlows(FlowPlan& plan, const FlowRunOptions& opts) {
       pollMs = 1;
     }
     int rc = poll(pfds.data(), npfd, pollMs);
-    if (rc < 0 && errno != EINTR) return setError(weftSystemError, "poll failed: %s", strerror(errno));
+    if (rc < 0 && errno != EINTR)
+      return setError(weftSystemError, "poll failed: %s", strerror(errno));
     if (rc > 0 && bellFlows) {
       for (int f = 0; f < nflows; ++f) {
         if (st[f].next >= st[f].total || !plan.channel(f)->usesDoorbell()) continue;

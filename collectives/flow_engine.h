@@ -20,7 +20,7 @@ namespace weft {
 struct FlowItem {
   char* data = nullptr;  // send: source; receive: where the bytes land
   size_t bytes = 0;
-  int depFlow = -1;      // send only: this item waits until depFlow has done > depItem
+  int depFlow = -1;  // send only: this item waits until depFlow has done > depItem
   int64_t depItem = -1;
 };
 
@@ -42,7 +42,7 @@ struct FlowRunOptions {
   const std::atomic<bool>* abortFlag = nullptr;
   double timeoutSec = 300;
   int64_t spinUs = 30;
-  Doorbell* doorbell = nullptr;     // this rank's, when shared-memory channels are in use
+  Doorbell* doorbell = nullptr;  // this rank's, when shared-memory channels are in use
 };
 
 weftResult_t runFlows(FlowPlan& plan, const FlowRunOptions& opts);

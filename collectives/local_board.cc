@@ -14,7 +14,8 @@
 
 namespace weft {
 
-weftResult_t LocalBoard::publishAndWait(const void* data, size_t bytes, const FlowRunOptions& run, int* slot) {
+weftResult_t LocalBoard::publishAndWait(const void* data, size_t bytes, const FlowRunOptions& run,
+                                        int* slot) {
   const uint64_t s = ++seq_;
   ShmBoard* mine = shm_->board(rank_);
   *slot = static_cast<int>(s & 1);
@@ -31,7 +32,9 @@ weftResult_t LocalBoard::publishAndWait(const void* data, size_t bytes, const Fl
   uint32_t armedSeq = 0;
   int next = 0;  // peers below `next` are known to have published s
   for (;;) {
-    while (next < nranks_ && (next == rank_ || shm_->board(next)->seq.load(std::memory_order_acquire) >= s)) ++next;
+    while (next < nranks_ &&
+           (next == rank_ || shm_->board(next)->seq.load(std::memory_order_acquire) >= s))
+      ++next;
     if (next == nranks_) break;
     if (armed) {
       bell->disarm();
@@ -46,8 +49,8 @@ weftResult_t LocalBoard::publishAndWait(const void* data, size_t bytes, const Fl
     if (run.abortFlag && run.abortFlag->load(std::memory_order_relaxed))
       return setError(weftInvalidUsage, "communicator aborted");
     if (Clock::now() - start > timeout)
-      return setError(weftTimeout, "no progress for %.0f s (WEFT_TIMEOUT); rank %d has not arrived", run.timeoutSec,
-                      next);
+      return setError(weftTimeout, "no progress for %.0f s (WEFT_TIMEOUT); rank %d has not arrived",
+                      run.timeoutSec, next);
     // Arm, re-check once, then sleep until a peer rings (or 20 ms to look for deaths).
     armedSeq = bell->arm();
     armed = true;
@@ -63,8 +66,10 @@ weftResult_t LocalBoard::publishAndWait(const void* data, size_t bytes, const Fl
       char b;
       if (poll(&pfd, 1, 0) > 0 && recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) <= 0 &&
           shm_->board(peer)->seq.load(std::memory_order_acquire) < s) {
-        if (run.abortFlag && run.abortFlag->load()) return setError(weftInvalidUsage, "communicator aborted");
-        return setError(weftRemoteError, "local rank %d exited before it arrived (rank %d was waiting for it)", peer,
+        if (run.abortFlag && run.abortFlag->load())
+          return setError(weftInvalidUsage, "communicator aborted");
+        return setError(weftRemoteError,
+                        "local rank %d exited before it arrived (rank %d was waiting for it)", peer,
                         rank_);
       }
     }
@@ -82,7 +87,8 @@ weftResult_t LocalBoard::allReduce(const CollArgs& a, const FlowRunOptions& run)
     if (out != a.sendbuff) std::memcpy(out, a.sendbuff, bytes);
   } else {
     reduceElements(a.datatype, a.op, out, slotOf(0, slot), slotOf(1, slot), a.count);
-    for (int p = 2; p < nranks_; ++p) reduceElements(a.datatype, a.op, out, out, slotOf(p, slot), a.count);
+    for (int p = 2; p < nranks_; ++p)
+      reduceElements(a.datatype, a.op, out, out, slotOf(p, slot), a.count);
   }
   if (a.op == weftAvg) finishAverage(a.datatype, out, a.count, nranks_);
   return weftSuccess;
@@ -120,7 +126,8 @@ weftResult_t LocalBoard::reduce(const CollArgs& a, const FlowRunOptions& run) {
     if (out != a.sendbuff) std::memcpy(out, a.sendbuff, bytes);
   } else {
     reduceElements(a.datatype, a.op, out, slotOf(0, slot), slotOf(1, slot), a.count);
-    for (int p = 2; p < nranks_; ++p) reduceElements(a.datatype, a.op, out, out, slotOf(p, slot), a.count);
+    for (int p = 2; p < nranks_; ++p)
+      reduceElements(a.datatype, a.op, out, out, slotOf(p, slot), a.count);
   }
   if (a.op == weftAvg) finishAverage(a.datatype, out, a.count, nranks_);
   return weftSuccess;

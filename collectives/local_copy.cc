@@ -15,7 +15,7 @@
 namespace weft {
 namespace {
 
-constexpr size_t kTileBytes = 256 << 10;  // per input: n tiles stay within L2
+constexpr size_t kTileBytes = 256 << 10;            // per input: n tiles stay within L2
 const uint64_t kProbeWord = 0x5745465450524f42ull;  // what init() reads from every peer
 
 }  // namespace
@@ -38,7 +38,9 @@ weftResult_t LocalCopy::init(LocalBoard* board, const FlowRunOptions& run) {
     std::memcpy(&theirs, board->slotOf(p, slot), sizeof(theirs));
     pids_[p] = static_cast<pid_t>(theirs.pid);
     uint64_t word = 0;
-    if (p != me && (readPeer(p, &word, theirs.addr, sizeof(word)) != weftSuccess || word != kProbeWord)) ok = false;
+    if (p != me &&
+        (readPeer(p, &word, theirs.addr, sizeof(word)) != weftSuccess || word != kProbeWord))
+      ok = false;
   }
   // Everyone must agree, or the ranks would pick different algorithms.
   uint8_t verdict = ok ? 1 : 0;
@@ -58,8 +60,8 @@ weftResult_t LocalCopy::readPeer(int peer, void* local, uint64_t remote, size_t 
     ssize_t got = process_vm_readv(pids_[peer], &l, 1, &r, 1, 0);
     if (got <= 0) {
       if (got < 0 && errno == EINTR) continue;
-      return setError(weftRemoteError, "cannot read local rank %d's memory (pid %d): %s", peer, pids_[peer],
-                      got < 0 ? strerror(errno) : "nothing read");
+      return setError(weftRemoteError, "cannot read local rank %d's memory (pid %d): %s", peer,
+                      pids_[peer], got < 0 ? strerror(errno) : "nothing read");
     }
     dst += got;
     remote += static_cast<uint64_t>(got);
@@ -72,16 +74,19 @@ weftResult_t LocalCopy::exchange(const CollArgs& a, const FlowRunOptions& run) {
   Published mine{reinterpret_cast<uint64_t>(a.sendbuff), reinterpret_cast<uint64_t>(a.recvbuff)};
   int slot = 0;
   WEFT_CHECK(board_->publishAndWait(&mine, sizeof(mine), run, &slot));
-  for (int p = 0; p < board_->nranks(); ++p) std::memcpy(&peers_[p], board_->slotOf(p, slot), sizeof(Published));
+  for (int p = 0; p < board_->nranks(); ++p)
+    std::memcpy(&peers_[p], board_->slotOf(p, slot), sizeof(Published));
   return weftSuccess;
 }
 
-weftResult_t LocalCopy::reduceBlock(CollContext& ctx, const CollArgs& a, size_t offset, size_t count, char* out) {
+weftResult_t LocalCopy::reduceBlock(CollContext& ctx, const CollArgs& a, size_t offset,
+                                    size_t count, char* out) {
   const int n = board_->nranks(), me = board_->rank();
   const size_t esize = datatypeSize(a.datatype);
   const size_t tileElems = kTileBytes / esize;
   char* tiles = ctx.scratch->get(static_cast<size_t>(n) * kTileBytes);
-  if (tiles == nullptr) return setError(weftSystemError, "cannot allocate %zu bytes of tiles", n * kTileBytes);
+  if (tiles == nullptr)
+    return setError(weftSystemError, "cannot allocate %zu bytes of tiles", n * kTileBytes);
   const char* own = static_cast<const char*>(a.sendbuff);
   for (size_t t = 0; t < count; t += tileElems) {
     const size_t elems = count - t < tileElems ? count - t : tileElems;
@@ -108,16 +113,18 @@ weftResult_t LocalCopy::allReduce(CollContext& ctx, const CollArgs& a) {
   const size_t esize = datatypeSize(a.datatype);
   WEFT_CHECK(exchange(a, ctx.run));
   Span mine = segmentOf(a.count, n, me);
-  WEFT_CHECK(reduceBlock(ctx, a, mine.offset, mine.count, static_cast<char*>(a.recvbuff) + mine.offset * esize));
+  WEFT_CHECK(reduceBlock(ctx, a, mine.offset, mine.count,
+                         static_cast<char*>(a.recvbuff) + mine.offset * esize));
   int slot = 0;
   WEFT_CHECK(board_->publishAndWait(nullptr, 0, ctx.run, &slot));  // (2) every block reduced
   for (int p = 0; p < n; ++p) {
     if (p == me) continue;
     Span sp = segmentOf(a.count, n, p);
-    WEFT_CHECK(readPeer(p, static_cast<char*>(a.recvbuff) + sp.offset * esize, peers_[p].recv + sp.offset * esize,
-                        sp.count * esize));
+    WEFT_CHECK(readPeer(p, static_cast<char*>(a.recvbuff) + sp.offset * esize,
+                        peers_[p].recv + sp.offset * esize, sp.count * esize));
   }
-  return board_->publishAndWait(nullptr, 0, ctx.run, &slot);  // (3) nobody reads our buffers any more
+  return board_->publishAndWait(nullptr, 0, ctx.run,
+                                &slot);  // (3) nobody reads our buffers any more
 }
 
 weftResult_t LocalCopy::reduceScatter(CollContext& ctx, const CollArgs& a) {
@@ -143,8 +150,10 @@ weftResult_t LocalCopy::allGather(CollContext& ctx, const CollArgs& a) {
 weftResult_t LocalCopy::broadcast(CollContext& ctx, const CollArgs& a) {
   const size_t bytes = a.count * datatypeSize(a.datatype);
   WEFT_CHECK(exchange(a, ctx.run));
-  if (board_->rank() != a.root) WEFT_CHECK(readPeer(a.root, a.recvbuff, peers_[a.root].send, bytes));
-  else if (a.recvbuff != a.sendbuff) std::memcpy(a.recvbuff, a.sendbuff, bytes);
+  if (board_->rank() != a.root)
+    WEFT_CHECK(readPeer(a.root, a.recvbuff, peers_[a.root].send, bytes));
+  else if (a.recvbuff != a.sendbuff)
+    std::memcpy(a.recvbuff, a.sendbuff, bytes);
   int slot = 0;
   return board_->publishAndWait(nullptr, 0, ctx.run, &slot);
 }

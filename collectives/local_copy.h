@@ -43,7 +43,8 @@ class LocalCopy {
   // Reads `bytes` at `remote` in rank `peer`'s memory into `local`.
   weftResult_t readPeer(int peer, void* local, uint64_t remote, size_t bytes);
   // out[0..count) = reduction, in rank order, of every rank's input at element `offset`.
-  weftResult_t reduceBlock(CollContext& ctx, const CollArgs& a, size_t offset, size_t count, char* out);
+  weftResult_t reduceBlock(CollContext& ctx, const CollArgs& a, size_t offset, size_t count,
+                           char* out);
 
   LocalBoard* board_ = nullptr;
   bool usable_ = false;

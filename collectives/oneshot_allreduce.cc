@@ -12,7 +12,8 @@ namespace {
 // Flows 0..n-1 send to rank f, n..2n-1 receive from rank f-n (own rank: no items).
 class OneshotPlan : public FlowPlan {
  public:
-  OneshotPlan(CollContext& ctx, const CollArgs& a, size_t bytes) : ctx_(ctx), args_(a), bytes_(bytes) {}
+  OneshotPlan(CollContext& ctx, const CollArgs& a, size_t bytes)
+      : ctx_(ctx), args_(a), bytes_(bytes) {}
   int numFlows() const override { return 2 * ctx_.nranks; }
   bool isSend(int f) const override { return f < ctx_.nranks; }
   Channel* channel(int f) const override {
@@ -56,7 +57,8 @@ weftResult_t oneshotAllReduce(CollContext& ctx, const CollArgs& args) {
     if (out != own) std::memcpy(out, own, bytes);
   } else {
     reduceElements(args.datatype, args.op, out, input(0), input(1), args.count);
-    for (int p = 2; p < n; ++p) reduceElements(args.datatype, args.op, out, out, input(p), args.count);
+    for (int p = 2; p < n; ++p)
+      reduceElements(args.datatype, args.op, out, out, input(p), args.count);
   }
   if (args.op == weftAvg) finishAverage(args.datatype, out, args.count, n);
   return weftSuccess;

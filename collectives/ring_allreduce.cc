@@ -28,7 +28,8 @@ class RingAllReducePlan : public FlowPlan {
   int numFlows() const override { return 2 * S_; }
   bool isSend(int f) const override { return f < S_; }
   Channel* channel(int f) const override {
-    return f < S_ ? ctx_.channels->sendChannel(next_, f) : ctx_.channels->recvChannel(prev_, f - S_);
+    return f < S_ ? ctx_.channels->sendChannel(next_, f)
+                  : ctx_.channels->recvChannel(prev_, f - S_);
   }
   int64_t numItems(int f) const override { return itemsOnStream(total_, S_, f % S_); }
 

@@ -18,7 +18,12 @@ namespace {
 class ChainPlan : public FlowPlan {
  public:
   ChainPlan(CollContext& ctx, const CollArgs& a, bool reduce, char* scratch)
-      : ctx_(ctx), args_(a), reduce_(reduce), scratch_(scratch), n_(ctx.nranks), S_(ctx.channels->nstreams()) {
+      : ctx_(ctx),
+        args_(a),
+        reduce_(reduce),
+        scratch_(scratch),
+        n_(ctx.nranks),
+        S_(ctx.channels->nstreams()) {
     esize_ = datatypeSize(a.datatype);
     C_ = chunksPerSegment(a.count, esize_, ctx.chunkBytes);
     // Broadcast: the root is position 0. Reduce: the root is the last position.
@@ -42,15 +47,18 @@ class ChainPlan : public FlowPlan {
     size_t off = sp.offset * esize_;
     if (isSend(f)) {
       const char* src;
-      if (pos_ == 0) src = static_cast<const char*>(args_.sendbuff);  // origin of the data
-      else src = reduce_ ? scratch_ : static_cast<const char*>(args_.recvbuff);
+      if (pos_ == 0)
+        src = static_cast<const char*>(args_.sendbuff);  // origin of the data
+      else
+        src = reduce_ ? scratch_ : static_cast<const char*>(args_.recvbuff);
       it.data = const_cast<char*>(src) + off;
       if (pos_ > 0) {
         it.depFlow = S_ + static_cast<int>(i % S_);
         it.depItem = i / S_;
       }
     } else {
-      it.data = reduce_ ? ctx_.staging + (f - S_) * ctx_.slotBytes : static_cast<char*>(args_.recvbuff) + off;
+      it.data = reduce_ ? ctx_.staging + (f - S_) * ctx_.slotBytes
+                        : static_cast<char*>(args_.recvbuff) + off;
     }
     return it;
   }
@@ -78,7 +86,8 @@ class ChainPlan : public FlowPlan {
 // Root <-> everyone in one round: flows 0..n-1 send to rank f, n..2n-1 receive from f-n.
 class StarPlan : public FlowPlan {
  public:
-  StarPlan(CollContext& ctx, const CollArgs& a, bool reduce) : ctx_(ctx), args_(a), reduce_(reduce) {
+  StarPlan(CollContext& ctx, const CollArgs& a, bool reduce)
+      : ctx_(ctx), args_(a), reduce_(reduce) {
     bytes_ = a.count * datatypeSize(a.datatype);
   }
   int numFlows() const override { return 2 * ctx_.nranks; }
@@ -98,8 +107,11 @@ class StarPlan : public FlowPlan {
   FlowItem item(int f, int64_t) const override {
     FlowItem it;
     it.bytes = bytes_;
-    if (isSend(f)) it.data = const_cast<char*>(static_cast<const char*>(args_.sendbuff));
-    else it.data = reduce_ ? ctx_.staging + (f - ctx_.nranks) * bytes_ : static_cast<char*>(args_.recvbuff);
+    if (isSend(f))
+      it.data = const_cast<char*>(static_cast<const char*>(args_.sendbuff));
+    else
+      it.data =
+          reduce_ ? ctx_.staging + (f - ctx_.nranks) * bytes_ : static_cast<char*>(args_.recvbuff);
     return it;
   }
 
@@ -121,7 +133,8 @@ weftResult_t chainBroadcast(CollContext& ctx, const CollArgs& args) {
     ChainPlan plan(ctx, args, false, nullptr);
     WEFT_CHECK(runFlows(plan, ctx.run));
   }
-  if (ctx.rank == args.root) copyIfApart(args.recvbuff, args.sendbuff, args.count * datatypeSize(args.datatype));
+  if (ctx.rank == args.root)
+    copyIfApart(args.recvbuff, args.sendbuff, args.count * datatypeSize(args.datatype));
   return weftSuccess;
 }
 
@@ -130,7 +143,8 @@ weftResult_t directBroadcast(CollContext& ctx, const CollArgs& args) {
     StarPlan plan(ctx, args, false);
     WEFT_CHECK(runFlows(plan, ctx.run));
   }
-  if (ctx.rank == args.root) copyIfApart(args.recvbuff, args.sendbuff, args.count * datatypeSize(args.datatype));
+  if (ctx.rank == args.root)
+    copyIfApart(args.recvbuff, args.sendbuff, args.count * datatypeSize(args.datatype));
   return weftSuccess;
 }
 
@@ -145,7 +159,8 @@ weftResult_t chainReduce(CollContext& ctx, const CollArgs& args) {
     ChainPlan plan(ctx, args, true, scratch);
     WEFT_CHECK(runFlows(plan, ctx.run));
   }
-  if (args.op == weftAvg && ctx.rank == args.root) finishAverage(args.datatype, args.recvbuff, args.count, ctx.nranks);
+  if (args.op == weftAvg && ctx.rank == args.root)
+    finishAverage(args.datatype, args.recvbuff, args.count, ctx.nranks);
   return weftSuccess;
 }
 
@@ -169,7 +184,8 @@ weftResult_t directReduce(CollContext& ctx, const CollArgs& args) {
     copyIfApart(out, own, bytes);
   } else {
     reduceElements(args.datatype, args.op, out, input(0), input(1), args.count);
-    for (int p = 2; p < n; ++p) reduceElements(args.datatype, args.op, out, out, input(p), args.count);
+    for (int p = 2; p < n; ++p)
+      reduceElements(args.datatype, args.op, out, out, input(p), args.count);
   }
   if (args.op == weftAvg) finishAverage(args.datatype, out, args.count, n);
   return weftSuccess;

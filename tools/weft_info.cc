@@ -22,22 +22,26 @@ int main(int argc, char** argv) {
   if (markdown) {
     std::printf("# Environment variables\n\n");
     std::printf("Every knob weft reads, from its one config table (`src/core/config_table.cc`);\n");
-    std::printf("`weft-info` prints the same with the current values. Sizes take K/M/G (powers of 1024).\n\n");
+    std::printf(
+        "`weft-info` prints the same with the current values. Sizes take K/M/G (powers of "
+        "1024).\n\n");
     std::printf("| variable | default | meaning |\n|---|---|---|\n");
     for (const weft::ConfigVar& v : weft::configVars())
-      std::printf("| `%s` | `%s` | %s |\n", v.name, v.defaultValue[0] ? v.defaultValue : "(unset)", v.doc);
+      std::printf("| `%s` | `%s` | %s |\n", v.name, v.defaultValue[0] ? v.defaultValue : "(unset)",
+                  v.doc);
     return 0;
   }
   int version = 0;
   weftGetVersion(&version);
-  std::printf("weft %d.%d.%d (version code %d)\n", version / 10000, version / 100 % 100, version % 100, version);
+  std::printf("weft %d.%d.%d (version code %d)\n", version / 10000, version / 100 % 100,
+              version % 100, version);
   std::printf("optional dependencies found at configure: %s\n", WEFT_BUILD_FEATURES);
   std::printf("transports built: tcp\n\n");
   std::printf("%-22s %-10s %-12s %s\n", "variable", "default", "value", "meaning");
   for (const weft::ConfigVar& v : weft::configVars()) {
     const char* cur = std::getenv(v.name);
-    std::printf("%-22s %-10s %-12s %s\n", v.name, v.defaultValue[0] ? v.defaultValue : "-", cur ? cur : "-",
-                v.doc);
+    std::printf("%-22s %-10s %-12s %s\n", v.name, v.defaultValue[0] ? v.defaultValue : "-",
+                cur ? cur : "-", v.doc);
   }
   return 0;
 }

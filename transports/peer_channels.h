@@ -13,10 +13,12 @@ class PeerChannels : public ChannelTable {
  public:
   PeerChannels(TcpTransport* tcp, ShmTransport* shm) : tcp_(tcp), shm_(shm) {}
   Channel* sendChannel(int peer, int stream) override {
-    return shm_ && shm_->reaches(peer) ? shm_->sendChannel(peer, stream) : tcp_->sendChannel(peer, stream);
+    return shm_ && shm_->reaches(peer) ? shm_->sendChannel(peer, stream)
+                                       : tcp_->sendChannel(peer, stream);
   }
   Channel* recvChannel(int peer, int stream) override {
-    return shm_ && shm_->reaches(peer) ? shm_->recvChannel(peer, stream) : tcp_->recvChannel(peer, stream);
+    return shm_ && shm_->reaches(peer) ? shm_->recvChannel(peer, stream)
+                                       : tcp_->recvChannel(peer, stream);
   }
   int nstreams() const override { return tcp_->nstreams(); }
   Doorbell* doorbell() override { return shm_ ? shm_->doorbell() : nullptr; }

@@ -188,8 +188,7 @@ weftResult_t weftAllReduceAsync(const void* sendbuff, void* recvbuff, size_t cou
                                 weftDataType_t datatype, weftRedOp_t op, weftComm_t comm,
                                 weftRequest_t* request);
 weftResult_t weftAllGatherAsync(const void* sendbuff, void* recvbuff, size_t sendcount,
-                                weftDataType_t datatype, weftComm_t comm,
-                                weftRequest_t* request);
+                                weftDataType_t datatype, weftComm_t comm, weftRequest_t* request);
 weftResult_t weftReduceScatterAsync(const void* sendbuff, void* recvbuff, size_t recvcount,
                                     weftDataType_t datatype, weftRedOp_t op, weftComm_t comm,
                                     weftRequest_t* request);

@@ -29,15 +29,40 @@ inline void check(weftResult_t r) {
   }
 }
 
-template <typename T> struct TypeOf;
-template <> struct TypeOf<int8_t> { static constexpr weftDataType_t value = weftInt8; };
-template <> struct TypeOf<uint8_t> { static constexpr weftDataType_t value = weftUint8; };
-template <> struct TypeOf<int32_t> { static constexpr weftDataType_t value = weftInt32; };
-template <> struct TypeOf<uint32_t> { static constexpr weftDataType_t value = weftUint32; };
-template <> struct TypeOf<int64_t> { static constexpr weftDataType_t value = weftInt64; };
-template <> struct TypeOf<uint64_t> { static constexpr weftDataType_t value = weftUint64; };
-template <> struct TypeOf<float> { static constexpr weftDataType_t value = weftFloat32; };
-template <> struct TypeOf<double> { static constexpr weftDataType_t value = weftFloat64; };
+template <typename T>
+struct TypeOf;
+template <>
+struct TypeOf<int8_t> {
+  static constexpr weftDataType_t value = weftInt8;
+};
+template <>
+struct TypeOf<uint8_t> {
+  static constexpr weftDataType_t value = weftUint8;
+};
+template <>
+struct TypeOf<int32_t> {
+  static constexpr weftDataType_t value = weftInt32;
+};
+template <>
+struct TypeOf<uint32_t> {
+  static constexpr weftDataType_t value = weftUint32;
+};
+template <>
+struct TypeOf<int64_t> {
+  static constexpr weftDataType_t value = weftInt64;
+};
+template <>
+struct TypeOf<uint64_t> {
+  static constexpr weftDataType_t value = weftUint64;
+};
+template <>
+struct TypeOf<float> {
+  static constexpr weftDataType_t value = weftFloat32;
+};
+template <>
+struct TypeOf<double> {
+  static constexpr weftDataType_t value = weftFloat64;
+};
 
 inline weftUniqueId uniqueId() {
   weftUniqueId id;
@@ -79,7 +104,9 @@ class Request {
 
 class Comm {
  public:
-  Comm(int nranks, const weftUniqueId& id, int rank) { check(weftCommInitRank(&comm_, nranks, id, rank)); }
+  Comm(int nranks, const weftUniqueId& id, int rank) {
+    check(weftCommInitRank(&comm_, nranks, id, rank));
+  }
   static Comm fromEnv() {
     weftComm_t c = nullptr;
     check(weftCommInitFromEnv(&c));

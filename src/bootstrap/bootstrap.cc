@@ -73,7 +73,8 @@ weftResult_t Bootstrap::rendezvous(const UniqueIdBody& id) {
   // The root reports missing ranks when its own WEFT_TIMEOUT expires, which is
   // about when ours does: wait a little longer so that its sentence reaches us.
   Deadline replyDeadline = Deadline::after(deadline.seconds() + std::min(5.0, deadline.seconds()));
-  if (r == weftSuccess) r = recvAll(fd, &rep, sizeof(rep), replyDeadline, abort_, "the rendezvous root");
+  if (r == weftSuccess)
+    r = recvAll(fd, &rep, sizeof(rep), replyDeadline, abort_, "the rendezvous root");
   if (r == weftSuccess && rep.status != 0) {
     std::string text(std::min<uint32_t>(rep.bytes, 4096), '\0');
     recvAll(fd, &text[0], text.size(), replyDeadline, abort_, "the rendezvous root");
@@ -85,7 +86,8 @@ weftResult_t Bootstrap::rendezvous(const UniqueIdBody& id) {
     return setError(weftInternalError, "rendezvous root sent a malformed table");
   }
   std::vector<WireAddr> table(nranks_);
-  if (r == weftSuccess) r = recvAll(fd, table.data(), rep.bytes, replyDeadline, abort_, "the rendezvous root");
+  if (r == weftSuccess)
+    r = recvAll(fd, table.data(), rep.bytes, replyDeadline, abort_, "the rendezvous root");
   close(fd);
   if (r != weftSuccess) {
     return setError(r, "rank %d: rendezvous with root %s failed: %s", rank_, root.str().c_str(),
@@ -142,7 +144,8 @@ weftResult_t Bootstrap::acceptPeer(int peer, uint32_t tag, int* fd) {
     }
     auto got = std::make_pair(static_cast<int>(h.rank), h.tag);
     if (stash_.count(got)) {
-      WEFT_WARN(BOOTSTRAP, "rank %d: duplicate connection from rank %d tag %u dropped", rank_, h.rank, h.tag);
+      WEFT_WARN(BOOTSTRAP, "rank %d: duplicate connection from rank %d tag %u dropped", rank_,
+                h.rank, h.tag);
       close(s);
       continue;
     }
@@ -161,10 +164,13 @@ weftResult_t Bootstrap::allgather(void* data, size_t bytes) {
     // Send and receive together so that large slots cannot deadlock the ring.
     size_t sent = 0, got = 0;
     while (sent < bytes || got < bytes) {
-      if (abort_ && abort_->load()) return setError(weftInvalidUsage, "communicator aborted during bootstrap");
+      if (abort_ && abort_->load())
+        return setError(weftInvalidUsage, "communicator aborted during bootstrap");
       if (deadline.expired()) {
-        return setError(weftTimeout, "rank %d: bootstrap allgather step %d timed out after %.0f s "
-                        "(WEFT_TIMEOUT) waiting for %s", rank_, step, deadline.seconds(),
+        return setError(weftTimeout,
+                        "rank %d: bootstrap allgather step %d timed out after %.0f s "
+                        "(WEFT_TIMEOUT) waiting for %s",
+                        rank_, step, deadline.seconds(),
                         got < bytes ? prevName.c_str() : nextName.c_str());
       }
       pollfd p[2] = {{ringNext_, static_cast<short>(sent < bytes ? POLLOUT : 0), 0},
@@ -174,14 +180,16 @@ weftResult_t Bootstrap::allgather(void* data, size_t bytes) {
       }
       if (sent < bytes && (p[0].revents & (POLLOUT | POLLERR | POLLHUP))) {
         ssize_t n = send(ringNext_, out + sent, bytes - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n > 0) sent += n;
+        if (n > 0)
+          sent += n;
         else if (n < 0 && errno != EAGAIN && errno != EINTR)
           return setError(weftRemoteError, "rank %d: bootstrap link to %s broke: %s", rank_,
                           nextName.c_str(), strerror(errno));
       }
       if (got < bytes && (p[1].revents & (POLLIN | POLLERR | POLLHUP))) {
         ssize_t n = recv(ringPrev_, in + got, bytes - got, MSG_DONTWAIT);
-        if (n > 0) got += n;
+        if (n > 0)
+          got += n;
         else if (n == 0)
           return setError(weftRemoteError, "rank %d: %s closed the bootstrap connection", rank_,
                           prevName.c_str());

@@ -25,7 +25,8 @@ class Bootstrap {
   Bootstrap& operator=(const Bootstrap&) = delete;
 
   // Rendezvous through the root named in `id`.
-  weftResult_t init(const UniqueIdBody& id, int rank, int nranks, const std::atomic<bool>* abortFlag);
+  weftResult_t init(const UniqueIdBody& id, int rank, int nranks,
+                    const std::atomic<bool>* abortFlag);
 
   // Every rank contributes `bytes` at data + rank*bytes; on return all slots are filled.
   weftResult_t allgather(void* data, size_t bytes);

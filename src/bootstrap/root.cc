@@ -21,7 +21,8 @@ struct Arrival {
 
 class RootJob {
  public:
-  RootJob(int listenFd, const uint8_t* secret, Deadline deadline) : listenFd_(listenFd), deadline_(deadline) {
+  RootJob(int listenFd, const uint8_t* secret, Deadline deadline)
+      : listenFd_(listenFd), deadline_(deadline) {
     std::memcpy(secret_, secret, kSecretBytes);
   }
   ~RootJob() {
@@ -56,7 +57,8 @@ bool RootJob::admit(int fd) {
     return false;
   }
   if (h.nranks <= 0 || h.nranks > kMaxRanks || h.rank < 0 || h.rank >= h.nranks) {
-    conflict_ = "a rank announced rank " + std::to_string(h.rank) + " of " + std::to_string(h.nranks);
+    conflict_ =
+        "a rank announced rank " + std::to_string(h.rank) + " of " + std::to_string(h.nranks);
     close(fd);
     return false;
   }
@@ -66,9 +68,9 @@ bool RootJob::admit(int fd) {
   }
   if (h.nranks != nranks_) {
     if (conflict_.empty())
-      conflict_ = "rank " + std::to_string(h.rank) + " was started with nranks=" +
-                  std::to_string(h.nranks) + " but rank(s) before it with nranks=" +
-                  std::to_string(nranks_);
+      conflict_ = "rank " + std::to_string(h.rank) +
+                  " was started with nranks=" + std::to_string(h.nranks) +
+                  " but rank(s) before it with nranks=" + std::to_string(nranks_);
     close(fd);
     return false;
   }
@@ -91,8 +93,10 @@ void RootJob::reply(int fd, int32_t status, const std::string& text,
                           : static_cast<uint32_t>(text.size());
   Deadline d = Deadline::after(5.0);
   if (sendAll(fd, &rep, sizeof(rep), d, nullptr, "a rank") != weftSuccess) return;
-  if (status == 0) sendAll(fd, table.data(), rep.bytes, d, nullptr, "a rank");
-  else sendAll(fd, text.data(), rep.bytes, d, nullptr, "a rank");
+  if (status == 0)
+    sendAll(fd, table.data(), rep.bytes, d, nullptr, "a rank");
+  else
+    sendAll(fd, text.data(), rep.bytes, d, nullptr, "a rank");
 }
 
 void RootJob::failAll(const std::string& text) {

@@ -97,7 +97,8 @@ bool interfaceMatches(const std::string& filter, const std::string& name) {
   size_t pos = 0;
   while (pos <= spec.size()) {
     size_t comma = spec.find(',', pos);
-    std::string tok = spec.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    std::string tok =
+        spec.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     if (!tok.empty() && (exact ? name == tok : name.compare(0, tok.size(), tok) == 0)) hit = true;
     if (comma == std::string::npos) break;
     pos = comma + 1;
@@ -127,9 +128,12 @@ weftResult_t pickInterface(SockAddr* out, std::string* ifname) {
       std::string name = it->ifa_name;
       bool loop = (it->ifa_flags & IFF_LOOPBACK) != 0;
       bool ok;
-      if (!filter.empty()) ok = pass == 0 && interfaceMatches(filter, name);
-      else if (pass == 0) ok = !loop && name.compare(0, 6, "docker") != 0 && name.compare(0, 4, "virbr") != 0;
-      else ok = loop;
+      if (!filter.empty())
+        ok = pass == 0 && interfaceMatches(filter, name);
+      else if (pass == 0)
+        ok = !loop && name.compare(0, 6, "docker") != 0 && name.compare(0, 4, "virbr") != 0;
+      else
+        ok = loop;
       // Prefer IPv4 on an interface that has both: skip v6 in pass 0 if a v4 exists later.
       if (!ok) continue;
       std::memset(&out->ss, 0, sizeof(out->ss));
@@ -143,8 +147,8 @@ weftResult_t pickInterface(SockAddr* out, std::string* ifname) {
   }
   freeifaddrs(list);
   if (!found) {
-    return setError(weftSystemError, "no usable network interface%s%s", filter.empty() ? "" : " matches WEFT_SOCKET_IFNAME=",
-                    filter.c_str());
+    return setError(weftSystemError, "no usable network interface%s%s",
+                    filter.empty() ? "" : " matches WEFT_SOCKET_IFNAME=", filter.c_str());
   }
   return weftSuccess;
 }
@@ -192,7 +196,8 @@ bool aborted(const std::atomic<bool>* f) { return f && f->load(std::memory_order
 weftResult_t pollFor(int fd, short events, const Deadline& deadline,
                      const std::atomic<bool>* abortFlag, const char* what) {
   for (;;) {
-    if (aborted(abortFlag)) return setError(weftInvalidUsage, "communicator aborted while waiting for %s", what);
+    if (aborted(abortFlag))
+      return setError(weftInvalidUsage, "communicator aborted while waiting for %s", what);
     if (deadline.expired()) {
       return setError(weftTimeout, "timed out after %.0f s (WEFT_TIMEOUT) waiting for %s",
                       deadline.seconds(), what);
@@ -200,7 +205,8 @@ weftResult_t pollFor(int fd, short events, const Deadline& deadline,
     pollfd p{fd, events, 0};
     int rc = poll(&p, 1, deadline.remainingMs(100));
     if (rc > 0) return weftSuccess;
-    if (rc < 0 && errno != EINTR) return setError(weftSystemError, "poll failed: %s", strerror(errno));
+    if (rc < 0 && errno != EINTR)
+      return setError(weftSystemError, "poll failed: %s", strerror(errno));
   }
 }
 
@@ -235,9 +241,11 @@ weftResult_t connectTo(const SockAddr& addr, const Deadline& deadline,
       return setError(weftSystemError, "cannot connect to %s at %s: %s", what, addr.str().c_str(),
                       strerror(err));
     }
-    if (aborted(abortFlag)) return setError(weftInvalidUsage, "communicator aborted while connecting to %s", what);
+    if (aborted(abortFlag))
+      return setError(weftInvalidUsage, "communicator aborted while connecting to %s", what);
     if (deadline.expired()) {
-      return setError(weftTimeout, "timed out after %.0f s (WEFT_TIMEOUT) connecting to %s at %s: %s",
+      return setError(weftTimeout,
+                      "timed out after %.0f s (WEFT_TIMEOUT) connecting to %s at %s: %s",
                       deadline.seconds(), what, addr.str().c_str(), strerror(err));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(delayMs));

@@ -55,7 +55,8 @@ bool unpackUniqueId(const char* raw, UniqueIdBody* body, std::string* why) {
     return false;
   }
   if (body->version != kWireVersion) {
-    *why = "it comes from another weft version (wire version " + std::to_string(body->version) + ")";
+    *why =
+        "it comes from another weft version (wire version " + std::to_string(body->version) + ")";
     return false;
   }
   if (body->checksum != fnv1a(body, offsetof(UniqueIdBody, checksum))) {

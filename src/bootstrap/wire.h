@@ -51,7 +51,7 @@ struct Hello {
   uint8_t secret[kSecretBytes];
   int32_t rank;
   int32_t nranks;
-  uint32_t tag;  // what the peer connection is for (kHelloPeer)
+  uint32_t tag;     // what the peer connection is for (kHelloPeer)
   WireAddr listen;  // the sender's bootstrap listener (kHelloRoot)
 };
 constexpr uint16_t kHelloRoot = 1;

@@ -10,7 +10,8 @@ using namespace weft;
 
 namespace {
 
-weftResult_t submit(weftComm_t comm, const char* fn, Call call, weftStream_t stream, weftRequest_t* request) {
+weftResult_t submit(weftComm_t comm, const char* fn, Call call, weftStream_t stream,
+                    weftRequest_t* request) {
   clearError();
   CommCall guard(comm, fn);
   WEFT_CHECK(guard.status());
@@ -19,7 +20,9 @@ weftResult_t submit(weftComm_t comm, const char* fn, Call call, weftStream_t str
   call.seq = ++comm->seq;  // 1-based: the first call is #1
   if (inGroup()) {
     if (request != nullptr)
-      return setError(weftInvalidUsage, "%s: non-blocking calls cannot be made inside a group; use weftGroupEndAsync", fn);
+      return setError(weftInvalidUsage,
+                      "%s: non-blocking calls cannot be made inside a group; use weftGroupEndAsync",
+                      fn);
     recordInGroup(comm, call);
     return weftSuccess;
   }
@@ -36,8 +39,8 @@ weftResult_t submit(weftComm_t comm, const char* fn, Call call, weftStream_t str
   return ProgressThread::finish(req);
 }
 
-Call make(CollKind kind, const void* s, void* r, size_t n, weftDataType_t dt, weftRedOp_t op = weftSum, int root = 0,
-          int peer = -1) {
+Call make(CollKind kind, const void* s, void* r, size_t n, weftDataType_t dt,
+          weftRedOp_t op = weftSum, int root = 0, int peer = -1) {
   Call c;
   c.kind = kind;
   c.args.sendbuff = s;
@@ -57,111 +60,133 @@ weftResult_t needRequest(weftRequest_t* request, const char* fn) {
 
 }  // namespace
 
-#define WEFT_ASYNC(fn, call)                  \
-  do {                                        \
-    WEFT_CHECK(needRequest(request, fn));     \
+#define WEFT_ASYNC(fn, call)                         \
+  do {                                               \
+    WEFT_CHECK(needRequest(request, fn));            \
     return submit(comm, fn, call, nullptr, request); \
   } while (0)
 
 extern "C" {
 
-weftResult_t weftAllReduce(const void* sendbuff, void* recvbuff, size_t count, weftDataType_t datatype,
-                           weftRedOp_t op, weftComm_t comm, weftStream_t stream) {
-  return submit(comm, "weftAllReduce", make(CollKind::kAllReduce, sendbuff, recvbuff, count, datatype, op), stream,
+weftResult_t weftAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                           weftDataType_t datatype, weftRedOp_t op, weftComm_t comm,
+                           weftStream_t stream) {
+  return submit(comm, "weftAllReduce",
+                make(CollKind::kAllReduce, sendbuff, recvbuff, count, datatype, op), stream,
                 nullptr);
 }
 
-weftResult_t weftAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, weftDataType_t datatype,
-                           weftComm_t comm, weftStream_t stream) {
-  return submit(comm, "weftAllGather", make(CollKind::kAllGather, sendbuff, recvbuff, sendcount, datatype), stream,
+weftResult_t weftAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                           weftDataType_t datatype, weftComm_t comm, weftStream_t stream) {
+  return submit(comm, "weftAllGather",
+                make(CollKind::kAllGather, sendbuff, recvbuff, sendcount, datatype), stream,
                 nullptr);
 }
 
-weftResult_t weftReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, weftDataType_t datatype,
-                               weftRedOp_t op, weftComm_t comm, weftStream_t stream) {
+weftResult_t weftReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                               weftDataType_t datatype, weftRedOp_t op, weftComm_t comm,
+                               weftStream_t stream) {
   return submit(comm, "weftReduceScatter",
-                make(CollKind::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op), stream, nullptr);
+                make(CollKind::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op), stream,
+                nullptr);
 }
 
-weftResult_t weftBroadcast(const void* sendbuff, void* recvbuff, size_t count, weftDataType_t datatype, int root,
-                           weftComm_t comm, weftStream_t stream) {
-  return submit(comm, "weftBroadcast", make(CollKind::kBroadcast, sendbuff, recvbuff, count, datatype, weftSum, root),
+weftResult_t weftBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                           weftDataType_t datatype, int root, weftComm_t comm,
+                           weftStream_t stream) {
+  return submit(comm, "weftBroadcast",
+                make(CollKind::kBroadcast, sendbuff, recvbuff, count, datatype, weftSum, root),
                 stream, nullptr);
 }
 
 weftResult_t weftBcast(void* buff, size_t count, weftDataType_t datatype, int root, weftComm_t comm,
                        weftStream_t stream) {
-  return submit(comm, "weftBcast", make(CollKind::kBroadcast, buff, buff, count, datatype, weftSum, root), stream,
+  return submit(comm, "weftBcast",
+                make(CollKind::kBroadcast, buff, buff, count, datatype, weftSum, root), stream,
                 nullptr);
 }
 
-weftResult_t weftReduce(const void* sendbuff, void* recvbuff, size_t count, weftDataType_t datatype, weftRedOp_t op,
-                        int root, weftComm_t comm, weftStream_t stream) {
-  return submit(comm, "weftReduce", make(CollKind::kReduce, sendbuff, recvbuff, count, datatype, op, root), stream,
+weftResult_t weftReduce(const void* sendbuff, void* recvbuff, size_t count, weftDataType_t datatype,
+                        weftRedOp_t op, int root, weftComm_t comm, weftStream_t stream) {
+  return submit(comm, "weftReduce",
+                make(CollKind::kReduce, sendbuff, recvbuff, count, datatype, op, root), stream,
                 nullptr);
 }
 
-weftResult_t weftAllToAll(const void* sendbuff, void* recvbuff, size_t count, weftDataType_t datatype,
-                          weftComm_t comm, weftStream_t stream) {
-  return submit(comm, "weftAllToAll", make(CollKind::kAllToAll, sendbuff, recvbuff, count, datatype), stream,
+weftResult_t weftAllToAll(const void* sendbuff, void* recvbuff, size_t count,
+                          weftDataType_t datatype, weftComm_t comm, weftStream_t stream) {
+  return submit(comm, "weftAllToAll",
+                make(CollKind::kAllToAll, sendbuff, recvbuff, count, datatype), stream, nullptr);
+}
+
+weftResult_t weftSend(const void* sendbuff, size_t count, weftDataType_t datatype, int peer,
+                      weftComm_t comm, weftStream_t stream) {
+  return submit(comm, "weftSend",
+                make(CollKind::kSend, sendbuff, nullptr, count, datatype, weftSum, 0, peer), stream,
                 nullptr);
 }
 
-weftResult_t weftSend(const void* sendbuff, size_t count, weftDataType_t datatype, int peer, weftComm_t comm,
-                      weftStream_t stream) {
-  return submit(comm, "weftSend", make(CollKind::kSend, sendbuff, nullptr, count, datatype, weftSum, 0, peer),
-                stream, nullptr);
-}
-
-weftResult_t weftRecv(void* recvbuff, size_t count, weftDataType_t datatype, int peer, weftComm_t comm,
-                      weftStream_t stream) {
-  return submit(comm, "weftRecv", make(CollKind::kRecv, nullptr, recvbuff, count, datatype, weftSum, 0, peer),
-                stream, nullptr);
+weftResult_t weftRecv(void* recvbuff, size_t count, weftDataType_t datatype, int peer,
+                      weftComm_t comm, weftStream_t stream) {
+  return submit(comm, "weftRecv",
+                make(CollKind::kRecv, nullptr, recvbuff, count, datatype, weftSum, 0, peer), stream,
+                nullptr);
 }
 
 weftResult_t weftBarrier(weftComm_t comm, weftStream_t stream) {
-  return submit(comm, "weftBarrier", make(CollKind::kBarrier, nullptr, nullptr, 0, weftUint8), stream, nullptr);
+  return submit(comm, "weftBarrier", make(CollKind::kBarrier, nullptr, nullptr, 0, weftUint8),
+                stream, nullptr);
 }
 
-weftResult_t weftAllReduceAsync(const void* sendbuff, void* recvbuff, size_t count, weftDataType_t datatype,
-                                weftRedOp_t op, weftComm_t comm, weftRequest_t* request) {
-  WEFT_ASYNC("weftAllReduceAsync", make(CollKind::kAllReduce, sendbuff, recvbuff, count, datatype, op));
+weftResult_t weftAllReduceAsync(const void* sendbuff, void* recvbuff, size_t count,
+                                weftDataType_t datatype, weftRedOp_t op, weftComm_t comm,
+                                weftRequest_t* request) {
+  WEFT_ASYNC("weftAllReduceAsync",
+             make(CollKind::kAllReduce, sendbuff, recvbuff, count, datatype, op));
 }
 
-weftResult_t weftAllGatherAsync(const void* sendbuff, void* recvbuff, size_t sendcount, weftDataType_t datatype,
-                                weftComm_t comm, weftRequest_t* request) {
-  WEFT_ASYNC("weftAllGatherAsync", make(CollKind::kAllGather, sendbuff, recvbuff, sendcount, datatype));
+weftResult_t weftAllGatherAsync(const void* sendbuff, void* recvbuff, size_t sendcount,
+                                weftDataType_t datatype, weftComm_t comm, weftRequest_t* request) {
+  WEFT_ASYNC("weftAllGatherAsync",
+             make(CollKind::kAllGather, sendbuff, recvbuff, sendcount, datatype));
 }
 
 weftResult_t weftReduceScatterAsync(const void* sendbuff, void* recvbuff, size_t recvcount,
                                     weftDataType_t datatype, weftRedOp_t op, weftComm_t comm,
                                     weftRequest_t* request) {
-  WEFT_ASYNC("weftReduceScatterAsync", make(CollKind::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op));
+  WEFT_ASYNC("weftReduceScatterAsync",
+             make(CollKind::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op));
 }
 
-weftResult_t weftBroadcastAsync(const void* sendbuff, void* recvbuff, size_t count, weftDataType_t datatype,
-                                int root, weftComm_t comm, weftRequest_t* request) {
-  WEFT_ASYNC("weftBroadcastAsync", make(CollKind::kBroadcast, sendbuff, recvbuff, count, datatype, weftSum, root));
+weftResult_t weftBroadcastAsync(const void* sendbuff, void* recvbuff, size_t count,
+                                weftDataType_t datatype, int root, weftComm_t comm,
+                                weftRequest_t* request) {
+  WEFT_ASYNC("weftBroadcastAsync",
+             make(CollKind::kBroadcast, sendbuff, recvbuff, count, datatype, weftSum, root));
 }
 
-weftResult_t weftReduceAsync(const void* sendbuff, void* recvbuff, size_t count, weftDataType_t datatype,
-                             weftRedOp_t op, int root, weftComm_t comm, weftRequest_t* request) {
-  WEFT_ASYNC("weftReduceAsync", make(CollKind::kReduce, sendbuff, recvbuff, count, datatype, op, root));
+weftResult_t weftReduceAsync(const void* sendbuff, void* recvbuff, size_t count,
+                             weftDataType_t datatype, weftRedOp_t op, int root, weftComm_t comm,
+                             weftRequest_t* request) {
+  WEFT_ASYNC("weftReduceAsync",
+             make(CollKind::kReduce, sendbuff, recvbuff, count, datatype, op, root));
 }
 
-weftResult_t weftAllToAllAsync(const void* sendbuff, void* recvbuff, size_t count, weftDataType_t datatype,
-                               weftComm_t comm, weftRequest_t* request) {
+weftResult_t weftAllToAllAsync(const void* sendbuff, void* recvbuff, size_t count,
+                               weftDataType_t datatype, weftComm_t comm, weftRequest_t* request) {
   WEFT_ASYNC("weftAllToAllAsync", make(CollKind::kAllToAll, sendbuff, recvbuff, count, datatype));
 }
 
-weftResult_t weftSendAsync(const void* sendbuff, size_t count, weftDataType_t datatype, int peer, weftComm_t comm,
-                           weftRequest_t* request) {
-  WEFT_ASYNC("weftSendAsync", make(CollKind::kSend, sendbuff, nullptr, count, datatype, weftSum, 0, peer));
+weftResult_t weftSendAsync(const void* sendbuff, size_t count, weftDataType_t datatype, int peer,
+                           weftComm_t comm, weftRequest_t* request) {
+  WEFT_ASYNC("weftSendAsync",
+             make(CollKind::kSend, sendbuff, nullptr, count, datatype, weftSum, 0, peer));
 }
 
-weftResult_t weftRecvAsync(void* recvbuff, size_t count, weftDataType_t datatype, int peer, weftComm_t comm,
-                           weftRequest_t* request) {
-  WEFT_ASYNC("weftRecvAsync", make(CollKind::kRecv, nullptr, recvbuff, count, datatype, weftSum, 0, peer));
+weftResult_t weftRecvAsync(void* recvbuff, size_t count, weftDataType_t datatype, int peer,
+                           weftComm_t comm, weftRequest_t* request) {
+  WEFT_ASYNC("weftRecvAsync",
+             make(CollKind::kRecv, nullptr, recvbuff, count, datatype, weftSum, 0, peer));
 }
 
 weftResult_t weftBarrierAsync(weftComm_t comm, weftRequest_t* request) {

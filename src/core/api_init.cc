@@ -40,7 +40,8 @@ weftResult_t allocStaging(weftComm* c) {
   size_t bytes = std::max(ring, oneshot);
   bytes = (bytes + (2u << 20) - 1) & ~((2u << 20) - 1);
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return setError(weftSystemError, "cannot map %zu bytes of staging: %s", bytes, strerror(errno));
+  if (p == MAP_FAILED)
+    return setError(weftSystemError, "cannot map %zu bytes of staging: %s", bytes, strerror(errno));
   madvise(p, bytes, MADV_HUGEPAGE);
   std::memset(p, 0, bytes);
   c->staging = static_cast<char*>(p);
@@ -63,7 +64,8 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
     WEFT_CHECK(c->shm->setup(*c->bootstrap, *c->tcp, c->config.nstreams, c->config.shmFifoBytes));
   }
   c->channels = std::make_unique<PeerChannels>(c->tcp.get(), c->shm.get());
-  if (c->shm && c->shm->localRanks() == nranks) c->board = std::make_unique<LocalBoard>(c->shm.get(), rank, nranks);
+  if (c->shm && c->shm->localRanks() == nranks)
+    c->board = std::make_unique<LocalBoard>(c->shm.get(), rank, nranks);
   WEFT_CHECK(allocStaging(c));
   CollContext& ctx = c->ctx;
   ctx.rank = rank;
@@ -81,7 +83,8 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
     c->copy = std::make_unique<LocalCopy>();
     WEFT_CHECK(c->copy->init(c->board.get(), ctx.run));
     if (!c->copy->usable()) c->copy.reset();
-    WEFT_INFO(INIT, "rank %d: single-copy (cross-memory attach) path %s", rank, c->copy ? "on" : "off");
+    WEFT_INFO(INIT, "rank %d: single-copy (cross-memory attach) path %s", rank,
+              c->copy ? "on" : "off");
   }
   // Every rank is connected before any returns: a later collective never meets a half-built peer.
   if (nranks > 1) WEFT_CHECK(c->bootstrap->barrier());
@@ -94,7 +97,8 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
 
 extern "C" weftResult_t weftGetUniqueId(weftUniqueId* uniqueId) {
   clearError();
-  if (uniqueId == nullptr) return setError(weftInvalidArgument, "weftGetUniqueId: uniqueId is NULL");
+  if (uniqueId == nullptr)
+    return setError(weftInvalidArgument, "weftGetUniqueId: uniqueId is NULL");
   UniqueIdBody body{};
   body.magic = kWireMagic;
   body.version = kWireVersion;
@@ -115,7 +119,8 @@ extern "C" weftResult_t weftUniqueIdToString(const weftUniqueId* id, char* str, 
   clearError();
   if (id == nullptr) return setError(weftInvalidArgument, "weftUniqueIdToString: uniqueId is NULL");
   if (str == nullptr || len < WEFT_UNIQUE_ID_STRLEN)
-    return setError(weftInvalidArgument, "weftUniqueIdToString: str must hold %d bytes", WEFT_UNIQUE_ID_STRLEN);
+    return setError(weftInvalidArgument, "weftUniqueIdToString: str must hold %d bytes",
+                    WEFT_UNIQUE_ID_STRLEN);
   static const char* hex = "0123456789abcdef";
   for (int i = 0; i < WEFT_UNIQUE_ID_BYTES; ++i) {
     unsigned char b = static_cast<unsigned char>(id->internal[i]);
@@ -129,9 +134,11 @@ extern "C" weftResult_t weftUniqueIdToString(const weftUniqueId* id, char* str, 
 extern "C" weftResult_t weftUniqueIdFromString(const char* str, weftUniqueId* id) {
   clearError();
   if (str == nullptr || id == nullptr)
-    return setError(weftInvalidArgument, "weftUniqueIdFromString: %s is NULL", str ? "uniqueId" : "str");
+    return setError(weftInvalidArgument, "weftUniqueIdFromString: %s is NULL",
+                    str ? "uniqueId" : "str");
   if (std::strlen(str) != 2 * WEFT_UNIQUE_ID_BYTES)
-    return setError(weftInvalidArgument, "weftUniqueIdFromString: str has %zu characters, expected %d hex digits",
+    return setError(weftInvalidArgument,
+                    "weftUniqueIdFromString: str has %zu characters, expected %d hex digits",
                     std::strlen(str), 2 * WEFT_UNIQUE_ID_BYTES);
   auto nib = [](char ch) -> int {
     if (ch >= '0' && ch <= '9') return ch - '0';
@@ -142,20 +149,24 @@ extern "C" weftResult_t weftUniqueIdFromString(const char* str, weftUniqueId* id
   for (int i = 0; i < WEFT_UNIQUE_ID_BYTES; ++i) {
     int hi = nib(str[2 * i]), lo = nib(str[2 * i + 1]);
     if (hi < 0 || lo < 0)
-      return setError(weftInvalidArgument, "weftUniqueIdFromString: str has a non-hex character at %d", 2 * i);
+      return setError(weftInvalidArgument,
+                      "weftUniqueIdFromString: str has a non-hex character at %d", 2 * i);
     id->internal[i] = static_cast<char>(hi << 4 | lo);
   }
   return weftSuccess;
 }
 
-extern "C" weftResult_t weftCommInitRank(weftComm_t* comm, int nranks, weftUniqueId commId, int rank) {
+extern "C" weftResult_t weftCommInitRank(weftComm_t* comm, int nranks, weftUniqueId commId,
+                                         int rank) {
   clearError();
   if (comm == nullptr) return setError(weftInvalidArgument, "weftCommInitRank: comm is NULL");
   *comm = nullptr;
   if (nranks < 1 || nranks > kMaxRanks)
-    return setError(weftInvalidArgument, "weftCommInitRank: nranks=%d must be in [1, %d]", nranks, kMaxRanks);
+    return setError(weftInvalidArgument, "weftCommInitRank: nranks=%d must be in [1, %d]", nranks,
+                    kMaxRanks);
   if (rank < 0 || rank >= nranks)
-    return setError(weftInvalidArgument, "weftCommInitRank: rank=%d must be in [0, nranks=%d)", rank, nranks);
+    return setError(weftInvalidArgument, "weftCommInitRank: rank=%d must be in [0, nranks=%d)",
+                    rank, nranks);
   UniqueIdBody body;
   std::string why;
   if (!unpackUniqueId(commId.internal, &body, &why))
@@ -176,9 +187,11 @@ extern "C" weftResult_t weftCommInitRank(weftComm_t* comm, int nranks, weftUniqu
 extern "C" weftResult_t weftCommInitAll(weftComm_t* comms, int ndev, const int* devlist) {
   clearError();
   if (comms == nullptr) return setError(weftInvalidArgument, "weftCommInitAll: comms is NULL");
-  if (ndev < 1) return setError(weftInvalidArgument, "weftCommInitAll: ndev=%d must be at least 1", ndev);
+  if (ndev < 1)
+    return setError(weftInvalidArgument, "weftCommInitAll: ndev=%d must be at least 1", ndev);
   if (devlist != nullptr)
-    return setError(weftInvalidArgument, "weftCommInitAll: devlist must be NULL in a build without CUDA");
+    return setError(weftInvalidArgument,
+                    "weftCommInitAll: devlist must be NULL in a build without CUDA");
   weftUniqueId id;
   WEFT_CHECK(weftGetUniqueId(&id));
   std::vector<weftResult_t> results(ndev, weftSuccess);
@@ -218,7 +231,8 @@ extern "C" weftResult_t weftCommDestroy(weftComm_t comm) {
   clearError();
   if (comm == nullptr) return setError(weftInvalidArgument, "weftCommDestroy: comm is NULL");
   if (!isLiveComm(comm))
-    return setError(weftInvalidArgument, "weftCommDestroy: comm is not a live communicator (double destroy?)");
+    return setError(weftInvalidArgument,
+                    "weftCommDestroy: comm is not a live communicator (double destroy?)");
   retireComm(comm);
   delete comm;  // the destructor drains the progress thread (bounded by WEFT_TIMEOUT)
   return weftSuccess;
@@ -257,8 +271,10 @@ extern "C" weftResult_t weftCommUserRank(const weftComm_t comm, int* rank) {
 extern "C" weftResult_t weftCommGetAsyncError(weftComm_t comm, weftResult_t* asyncError) {
   clearError();
   if (comm == nullptr) return setError(weftInvalidArgument, "weftCommGetAsyncError: comm is NULL");
-  if (!isLiveComm(comm)) return setError(weftInvalidArgument, "weftCommGetAsyncError: comm is not a live communicator");
-  if (asyncError == nullptr) return setError(weftInvalidArgument, "weftCommGetAsyncError: asyncError is NULL");
+  if (!isLiveComm(comm))
+    return setError(weftInvalidArgument, "weftCommGetAsyncError: comm is not a live communicator");
+  if (asyncError == nullptr)
+    return setError(weftInvalidArgument, "weftCommGetAsyncError: asyncError is NULL");
   std::lock_guard<std::mutex> lock(comm->failMu);
   *asyncError = comm->failure;
   if (comm->failure != weftSuccess) setErrorString(weftSuccess, comm->failureText);

@@ -13,7 +13,17 @@ struct weftComm;
 
 namespace weft {
 
-enum class CollKind { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAllToAll, kSend, kRecv, kBarrier };
+enum class CollKind {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kBroadcast,
+  kReduce,
+  kAllToAll,
+  kSend,
+  kRecv,
+  kBarrier
+};
 
 struct Call {
   CollKind kind = CollKind::kAllReduce;

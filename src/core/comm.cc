@@ -44,8 +44,9 @@ CommCall::CommCall(weftComm* comm, const char* fn) : comm_(nullptr) {
   if (comm == nullptr) {
     status_ = setError(weftInvalidArgument, "%s: comm is NULL", fn);
   } else if (registry().count(comm) == 0) {
-    status_ = setError(weftInvalidArgument,
-                       "%s: comm is not a live communicator (destroyed, aborted or never created)", fn);
+    status_ =
+        setError(weftInvalidArgument,
+                 "%s: comm is not a live communicator (destroyed, aborted or never created)", fn);
   } else if (comm->aborted.load()) {
     status_ = setError(weftInvalidUsage, "%s: comm was aborted", fn);
   } else if (comm->ownerPid != getpid()) {
@@ -75,10 +76,15 @@ void retireComm(weftComm* comm) {
 
 weftResult_t readCommConfig(CommConfig* cfg) {
   std::string algo = configString("WEFT_ALGO");
-  if (algo == "auto" || algo.empty()) cfg->algo = Algo::kAuto;
-  else if (algo == "ring") cfg->algo = Algo::kRing;
-  else if (algo == "oneshot") cfg->algo = Algo::kOneshot;
-  else return setError(weftInvalidArgument, "WEFT_ALGO=%s: expected auto, ring or oneshot", algo.c_str());
+  if (algo == "auto" || algo.empty())
+    cfg->algo = Algo::kAuto;
+  else if (algo == "ring")
+    cfg->algo = Algo::kRing;
+  else if (algo == "oneshot")
+    cfg->algo = Algo::kOneshot;
+  else
+    return setError(weftInvalidArgument, "WEFT_ALGO=%s: expected auto, ring or oneshot",
+                    algo.c_str());
 
   int64_t v = 0;
   if (!parseSize(configString("WEFT_ONESHOT_MAX"), &v) || v < 0 || v > (1LL << 30))

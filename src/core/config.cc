@@ -39,9 +39,12 @@ bool parseSize(const std::string& text, int64_t* out) {
   long long v = std::strtoll(text.c_str(), &end, 10);
   if (errno != 0 || end == text.c_str()) return false;
   int64_t mult = 1;
-  if (*end == 'K' || *end == 'k') mult = 1LL << 10, ++end;
-  else if (*end == 'M' || *end == 'm') mult = 1LL << 20, ++end;
-  else if (*end == 'G' || *end == 'g') mult = 1LL << 30, ++end;
+  if (*end == 'K' || *end == 'k')
+    mult = 1LL << 10, ++end;
+  else if (*end == 'M' || *end == 'm')
+    mult = 1LL << 20, ++end;
+  else if (*end == 'G' || *end == 'g')
+    mult = 1LL << 30, ++end;
   if (*end != '\0') return false;
   if (v != 0 && (v > INT64_MAX / mult || v < INT64_MIN / mult)) return false;
   *out = v * mult;

@@ -14,15 +14,24 @@ namespace weft {
 
 const char* collName(CollKind kind) {
   switch (kind) {
-    case CollKind::kAllReduce: return "allreduce";
-    case CollKind::kAllGather: return "allgather";
-    case CollKind::kReduceScatter: return "reducescatter";
-    case CollKind::kBroadcast: return "broadcast";
-    case CollKind::kReduce: return "reduce";
-    case CollKind::kAllToAll: return "alltoall";
-    case CollKind::kSend: return "send";
-    case CollKind::kRecv: return "recv";
-    case CollKind::kBarrier: return "barrier";
+    case CollKind::kAllReduce:
+      return "allreduce";
+    case CollKind::kAllGather:
+      return "allgather";
+    case CollKind::kReduceScatter:
+      return "reducescatter";
+    case CollKind::kBroadcast:
+      return "broadcast";
+    case CollKind::kReduce:
+      return "reduce";
+    case CollKind::kAllToAll:
+      return "alltoall";
+    case CollKind::kSend:
+      return "send";
+    case CollKind::kRecv:
+      return "recv";
+    case CollKind::kBarrier:
+      return "barrier";
   }
   return "?";
 }
@@ -31,9 +40,11 @@ bool isP2P(CollKind kind) { return kind == CollKind::kSend || kind == CollKind::
 
 std::string describeCall(const Call& c) {
   char buf[160];
-  int len = snprintf(buf, sizeof(buf), "%s #%llu (%zu x %s", collName(c.kind),
-                     static_cast<unsigned long long>(c.seq), c.args.count, datatypeName(c.args.datatype));
-  if (c.kind == CollKind::kAllReduce || c.kind == CollKind::kReduceScatter || c.kind == CollKind::kReduce)
+  int len =
+      snprintf(buf, sizeof(buf), "%s #%llu (%zu x %s", collName(c.kind),
+               static_cast<unsigned long long>(c.seq), c.args.count, datatypeName(c.args.datatype));
+  if (c.kind == CollKind::kAllReduce || c.kind == CollKind::kReduceScatter ||
+      c.kind == CollKind::kReduce)
     len += snprintf(buf + len, sizeof(buf) - len, ", %s", redOpName(c.args.op));
   if (c.kind == CollKind::kBroadcast || c.kind == CollKind::kReduce)
     len += snprintf(buf + len, sizeof(buf) - len, ", root %d", c.args.root);
@@ -50,28 +61,41 @@ weftResult_t runCollective(weftComm* comm, const Call& call) {
   const size_t bytes = a.count * datatypeSize(a.datatype);
   const Algo algo = comm->config.algo;
   // One-round forms when forced, or in auto mode for small messages.
-  const bool small = algo == Algo::kOneshot || (algo == Algo::kAuto && bytes <= comm->config.oneshotMax);
+  const bool small =
+      algo == Algo::kOneshot || (algo == Algo::kAuto && bytes <= comm->config.oneshotMax);
   const bool fitsStaging = oneshotStagingBytes(comm->nranks, bytes) <= ctx.stagingBytes;
   // All ranks on this node: small calls go through the shared-memory boards.
   if (comm->board && algo != Algo::kRing && bytes <= LocalBoard::kMaxBytes) {
     switch (call.kind) {
-      case CollKind::kAllReduce: return comm->board->allReduce(a, ctx.run);
-      case CollKind::kAllGather: return comm->board->allGather(a, ctx.run);
-      case CollKind::kBroadcast: return comm->board->broadcast(a, ctx.run);
-      case CollKind::kReduce: return comm->board->reduce(a, ctx.run);
-      case CollKind::kBarrier: return comm->board->barrier(ctx.run);
-      default: break;
+      case CollKind::kAllReduce:
+        return comm->board->allReduce(a, ctx.run);
+      case CollKind::kAllGather:
+        return comm->board->allGather(a, ctx.run);
+      case CollKind::kBroadcast:
+        return comm->board->broadcast(a, ctx.run);
+      case CollKind::kReduce:
+        return comm->board->reduce(a, ctx.run);
+      case CollKind::kBarrier:
+        return comm->board->barrier(ctx.run);
+      default:
+        break;
     }
   }
   // All ranks on this node, larger calls: single copy between the user buffers.
   if (comm->copy && algo == Algo::kAuto) {
     switch (call.kind) {
-      case CollKind::kAllReduce: return comm->copy->allReduce(ctx, a);
-      case CollKind::kReduceScatter: return comm->copy->reduceScatter(ctx, a);
-      case CollKind::kAllGather: return comm->copy->allGather(ctx, a);
-      case CollKind::kBroadcast: return comm->copy->broadcast(ctx, a);
-      case CollKind::kAllToAll: return comm->copy->allToAll(ctx, a);
-      default: break;
+      case CollKind::kAllReduce:
+        return comm->copy->allReduce(ctx, a);
+      case CollKind::kReduceScatter:
+        return comm->copy->reduceScatter(ctx, a);
+      case CollKind::kAllGather:
+        return comm->copy->allGather(ctx, a);
+      case CollKind::kBroadcast:
+        return comm->copy->broadcast(ctx, a);
+      case CollKind::kAllToAll:
+        return comm->copy->allToAll(ctx, a);
+      default:
+        break;
     }
   }
   switch (call.kind) {
@@ -110,7 +134,8 @@ weftResult_t executeCalls(weftComm* comm, const std::vector<Call>& calls) {
   {
     std::lock_guard<std::mutex> lock(comm->failMu);
     if (comm->failure != weftSuccess)
-      return setError(comm->failure, "communicator is broken by an earlier failure: %s", comm->failureText.c_str());
+      return setError(comm->failure, "communicator is broken by an earlier failure: %s",
+                      comm->failureText.c_str());
   }
   std::vector<P2POp> p2p;
   const Call* firstP2P = nullptr;
@@ -118,15 +143,17 @@ weftResult_t executeCalls(weftComm* comm, const std::vector<Call>& calls) {
     if (isP2P(call.kind)) {
       if (firstP2P == nullptr) firstP2P = &call;
       size_t bytes = call.args.count * datatypeSize(call.args.datatype);
-      char* buf = call.kind == CollKind::kSend ? const_cast<char*>(static_cast<const char*>(call.args.sendbuff))
-                                               : static_cast<char*>(call.args.recvbuff);
+      char* buf = call.kind == CollKind::kSend
+                      ? const_cast<char*>(static_cast<const char*>(call.args.sendbuff))
+                      : static_cast<char*>(call.args.recvbuff);
       if (bytes > 0) p2p.push_back(P2POp{call.kind == CollKind::kSend, call.peer, buf, bytes});
       continue;
     }
     if (call.args.count == 0 && call.kind != CollKind::kBarrier) continue;
     weftResult_t r = runCollective(comm, call);
     if (r != weftSuccess) {
-      std::string text = "rank " + std::to_string(comm->rank) + ": " + describeCall(call) + ": " + lastError();
+      std::string text =
+          "rank " + std::to_string(comm->rank) + ": " + describeCall(call) + ": " + lastError();
       if (r != weftInvalidArgument && r != weftInvalidUsage) comm->markBroken(r, text);
       return setErrorString(r, text);
     }
@@ -135,7 +162,8 @@ weftResult_t executeCalls(weftComm* comm, const std::vector<Call>& calls) {
     weftResult_t r = runP2P(comm->ctx, p2p.data(), p2p.size());
     if (r != weftSuccess) {
       std::string what = calls.size() > 1 ? "group of point-to-point calls starting with " : "";
-      std::string text = "rank " + std::to_string(comm->rank) + ": " + what + describeCall(*firstP2P) + ": " + lastError();
+      std::string text = "rank " + std::to_string(comm->rank) + ": " + what +
+                         describeCall(*firstP2P) + ": " + lastError();
       if (r != weftInvalidUsage) comm->markBroken(r, text);
       return setErrorString(r, text);
     }

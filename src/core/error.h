@@ -10,7 +10,8 @@
 namespace weft {
 
 // Records `fmt` (printf-style) as this thread's last error and returns `code`.
-weftResult_t setError(weftResult_t code, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+weftResult_t setError(weftResult_t code, const char* fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 // Replaces the last error with `msg` verbatim (used to carry an error across threads).
 weftResult_t setErrorString(weftResult_t code, const std::string& msg);
 void clearError();
@@ -19,8 +20,8 @@ const std::string& lastError();
 }  // namespace weft
 
 // Propagate a failure: evaluates `expr` once and returns its result if not success.
-#define WEFT_CHECK(expr)                          \
-  do {                                            \
-    weftResult_t weft_check_res_ = (expr);        \
+#define WEFT_CHECK(expr)                                        \
+  do {                                                          \
+    weftResult_t weft_check_res_ = (expr);                      \
     if (weft_check_res_ != weftSuccess) return weft_check_res_; \
   } while (0)

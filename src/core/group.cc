@@ -36,7 +36,8 @@ weftRequest* makeRequest(weftComm* comm, std::vector<Call> calls) {
 }
 
 weftResult_t endGroup(weftRequest_t* request) {
-  if (tlsGroup.depth == 0) return setError(weftInvalidUsage, "weftGroupEnd: no weftGroupStart is open");
+  if (tlsGroup.depth == 0)
+    return setError(weftInvalidUsage, "weftGroupEnd: no weftGroupStart is open");
   if (--tlsGroup.depth > 0) return weftSuccess;
   GroupState g = takeGroup();
   if (request != nullptr) *request = nullptr;
@@ -102,6 +103,7 @@ extern "C" weftResult_t weftGroupEnd(void) {
 
 extern "C" weftResult_t weftGroupEndAsync(weftRequest_t* request) {
   clearError();
-  if (request == nullptr) return setError(weftInvalidArgument, "weftGroupEndAsync: request is NULL");
+  if (request == nullptr)
+    return setError(weftInvalidArgument, "weftGroupEndAsync: request is NULL");
   return endGroup(request);
 }

@@ -23,11 +23,17 @@ bool parseInt(const char* text, int* out) {
 
 weftResult_t readRankSize(const char* rankVar, const char* sizeVar, LaunchEnv* env) {
   // Non-WEFT names (torchrun's) are read directly; WEFT_ ones go through the table.
-  std::string rankText = std::strncmp(rankVar, "WEFT_", 5) == 0 ? configString(rankVar) : (std::getenv(rankVar) ? std::getenv(rankVar) : "");
-  std::string sizeText = std::strncmp(sizeVar, "WEFT_", 5) == 0 ? configString(sizeVar) : (std::getenv(sizeVar) ? std::getenv(sizeVar) : "");
-  if (!parseInt(sizeText.c_str(), &env->worldSize) || env->worldSize < 1 || env->worldSize > kMaxRanks)
-    return setError(weftInvalidArgument, "weftCommInitFromEnv: %s='%s' is not a valid number of ranks",
-                    sizeVar, sizeText.c_str());
+  std::string rankText = std::strncmp(rankVar, "WEFT_", 5) == 0
+                             ? configString(rankVar)
+                             : (std::getenv(rankVar) ? std::getenv(rankVar) : "");
+  std::string sizeText = std::strncmp(sizeVar, "WEFT_", 5) == 0
+                             ? configString(sizeVar)
+                             : (std::getenv(sizeVar) ? std::getenv(sizeVar) : "");
+  if (!parseInt(sizeText.c_str(), &env->worldSize) || env->worldSize < 1 ||
+      env->worldSize > kMaxRanks)
+    return setError(weftInvalidArgument,
+                    "weftCommInitFromEnv: %s='%s' is not a valid number of ranks", sizeVar,
+                    sizeText.c_str());
   if (!parseInt(rankText.c_str(), &env->rank) || env->rank < 0 || env->rank >= env->worldSize)
     return setError(weftInvalidArgument, "weftCommInitFromEnv: %s='%s' is not a rank in [0, %d)",
                     rankVar, rankText.c_str(), env->worldSize);
@@ -53,16 +59,18 @@ weftResult_t readLaunchEnv(LaunchEnv* env) {
   if (maddr && mport && std::getenv("RANK") && std::getenv("WORLD_SIZE")) {
     int port = 0;
     if (!parseInt(mport, &port) || port <= 0 || port >= 65535)
-      return setError(weftInvalidArgument, "weftCommInitFromEnv: MASTER_PORT='%s' is not a port below 65535", mport);
+      return setError(weftInvalidArgument,
+                      "weftCommInitFromEnv: MASTER_PORT='%s' is not a port below 65535", mport);
     std::string host = maddr;
     if (host.find(':') != std::string::npos && host[0] != '[') host = "[" + host + "]";
     env->rootAddr = host + ":" + std::to_string(port + 1);
     env->source = "torchrun (MASTER_ADDR/MASTER_PORT+1/RANK/WORLD_SIZE)";
     return readRankSize("RANK", "WORLD_SIZE", env);
   }
-  return setError(weftInvalidArgument,
-                  "weftCommInitFromEnv: no launch found in the environment: set WEFT_UNIQUE_ID (weft-run), "
-                  "WEFT_ROOT_ADDR, or MASTER_ADDR/MASTER_PORT/RANK/WORLD_SIZE, each with a rank and size");
+  return setError(
+      weftInvalidArgument,
+      "weftCommInitFromEnv: no launch found in the environment: set WEFT_UNIQUE_ID (weft-run), "
+      "WEFT_ROOT_ADDR, or MASTER_ADDR/MASTER_PORT/RANK/WORLD_SIZE, each with a rank and size");
 }
 
 weftResult_t uniqueIdForLaunch(const LaunchEnv& env, UniqueIdBody* body) {
@@ -73,14 +81,15 @@ weftResult_t uniqueIdForLaunch(const LaunchEnv& env, UniqueIdBody* body) {
                       lastError().c_str());
     std::string why;
     if (!unpackUniqueId(id.internal, body, &why))
-      return setError(weftInvalidArgument, "weftCommInitFromEnv: WEFT_UNIQUE_ID is invalid: %s", why.c_str());
+      return setError(weftInvalidArgument, "weftCommInitFromEnv: WEFT_UNIQUE_ID is invalid: %s",
+                      why.c_str());
     return weftSuccess;
   }
   SockAddr root;
   std::string why;
   if (!parseHostPort(env.rootAddr, &root, &why))
-    return setError(weftInvalidArgument, "weftCommInitFromEnv: root address from %s: %s", env.source.c_str(),
-                    why.c_str());
+    return setError(weftInvalidArgument, "weftCommInitFromEnv: root address from %s: %s",
+                    env.source.c_str(), why.c_str());
   std::memset(body, 0, sizeof(*body));
   body->magic = kWireMagic;
   body->version = kWireVersion;

@@ -19,9 +19,9 @@ struct LaunchEnv {
   int rank = -1;
   int worldSize = 0;
   bool haveId = false;
-  std::string idHex;      // case 1
-  std::string rootAddr;   // cases 2 and 3: "host:port"
-  std::string source;     // which variables were used, for messages
+  std::string idHex;     // case 1
+  std::string rootAddr;  // cases 2 and 3: "host:port"
+  std::string source;    // which variables were used, for messages
 };
 
 weftResult_t readLaunchEnv(LaunchEnv* env);

@@ -24,20 +24,29 @@ struct LogState {
 
 const char* levelName(LogLevel l) {
   switch (l) {
-    case LogLevel::kWarn: return "WARN";
-    case LogLevel::kInfo: return "INFO";
-    case LogLevel::kTrace: return "TRACE";
-    default: return "";
+    case LogLevel::kWarn:
+      return "WARN";
+    case LogLevel::kInfo:
+      return "INFO";
+    case LogLevel::kTrace:
+      return "TRACE";
+    default:
+      return "";
   }
 }
 
 const char* subsysName(unsigned s) {
   switch (s) {
-    case kLogINIT: return "INIT";
-    case kLogBOOTSTRAP: return "BOOTSTRAP";
-    case kLogNET: return "NET";
-    case kLogCOLL: return "COLL";
-    default: return "?";
+    case kLogINIT:
+      return "INIT";
+    case kLogBOOTSTRAP:
+      return "BOOTSTRAP";
+    case kLogNET:
+      return "NET";
+    case kLogCOLL:
+      return "COLL";
+    default:
+      return "?";
   }
 }
 
@@ -47,7 +56,8 @@ unsigned parseSubsys(const std::string& text) {
   size_t pos = 0;
   while (pos <= text.size()) {
     size_t comma = text.find(',', pos);
-    std::string tok = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    std::string tok =
+        text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     for (unsigned bit = 1; bit <= kLogCOLL; bit <<= 1)
       if (tok == subsysName(bit) || tok == "ALL") mask |= (tok == "ALL") ? ~0u : bit;
     if (comma == std::string::npos) break;
@@ -61,19 +71,24 @@ LogState& state() {
   static LogState s = [] {
     LogState st;
     std::string lvl = configString("WEFT_DEBUG");
-    if (lvl == "NONE") st.level = LogLevel::kNone;
-    else if (lvl == "INFO") st.level = LogLevel::kInfo;
-    else if (lvl == "TRACE") st.level = LogLevel::kTrace;
+    if (lvl == "NONE")
+      st.level = LogLevel::kNone;
+    else if (lvl == "INFO")
+      st.level = LogLevel::kInfo;
+    else if (lvl == "TRACE")
+      st.level = LogLevel::kTrace;
     st.subsys = parseSubsys(configString("WEFT_DEBUG_SUBSYS"));
     gethostname(st.host, sizeof(st.host) - 1);
     std::string file = configString("WEFT_DEBUG_FILE");
     if (!file.empty()) {
       std::string path;
       for (size_t i = 0; i < file.size(); ++i) {
-        if (file[i] == '%' && i + 1 < file.size() && file[i + 1] == 'h') path += st.host, ++i;
+        if (file[i] == '%' && i + 1 < file.size() && file[i + 1] == 'h')
+          path += st.host, ++i;
         else if (file[i] == '%' && i + 1 < file.size() && file[i + 1] == 'p')
           path += std::to_string(getpid()), ++i;
-        else path += file[i];
+        else
+          path += file[i];
       }
       if (FILE* f = fopen(path.c_str(), "a")) st.out = f;
     }

@@ -13,16 +13,17 @@ enum LogSubsys : unsigned {
 };
 
 bool logEnabled(LogLevel level, unsigned subsys);
-void logPrint(LogLevel level, unsigned subsys, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+void logPrint(LogLevel level, unsigned subsys, const char* fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 // The rank shown in this thread's log lines (-1 = unknown).
 void logSetRank(int rank);
 
 }  // namespace weft
 
-#define WEFT_LOG_AT(level, subsys, ...)                                  \
-  do {                                                                   \
-    if (::weft::logEnabled(level, ::weft::kLog##subsys))                 \
-      ::weft::logPrint(level, ::weft::kLog##subsys, __VA_ARGS__);        \
+#define WEFT_LOG_AT(level, subsys, ...)                           \
+  do {                                                            \
+    if (::weft::logEnabled(level, ::weft::kLog##subsys))          \
+      ::weft::logPrint(level, ::weft::kLog##subsys, __VA_ARGS__); \
   } while (0)
 #define WEFT_WARN(subsys, ...) WEFT_LOG_AT(::weft::LogLevel::kWarn, subsys, __VA_ARGS__)
 #define WEFT_INFO(subsys, ...) WEFT_LOG_AT(::weft::LogLevel::kInfo, subsys, __VA_ARGS__)

@@ -25,24 +25,29 @@ weftResult_t validateCall(weftComm* comm, const char* fn, const Call& call, weft
   const CollArgs& a = call.args;
   const int n = comm->nranks, me = comm->rank;
   if (stream != nullptr)
-    return setError(weftInvalidArgument, "%s: stream must be NULL (host buffers): this weft build has no CUDA", fn);
+    return setError(weftInvalidArgument,
+                    "%s: stream must be NULL (host buffers): this weft build has no CUDA", fn);
   if (call.kind == CollKind::kBarrier) return weftSuccess;
   size_t esize = datatypeSize(a.datatype);
   if (esize == 0)
-    return setError(weftInvalidArgument, "%s: datatype=%d is not a weftDataType_t", fn, static_cast<int>(a.datatype));
+    return setError(weftInvalidArgument, "%s: datatype=%d is not a weftDataType_t", fn,
+                    static_cast<int>(a.datatype));
   if (reduces(call.kind)) {
     if (static_cast<int>(a.op) < 0 || a.op >= weftNumOps)
-      return setError(weftInvalidArgument, "%s: op=%d is not a weftRedOp_t", fn, static_cast<int>(a.op));
+      return setError(weftInvalidArgument, "%s: op=%d is not a weftRedOp_t", fn,
+                      static_cast<int>(a.op));
     if (!datatypeReducible(a.datatype))
-      return setError(weftInvalidArgument, "%s: datatype=%s cannot be reduced on host memory yet", fn,
-                      datatypeName(a.datatype));
+      return setError(weftInvalidArgument, "%s: datatype=%s cannot be reduced on host memory yet",
+                      fn, datatypeName(a.datatype));
   }
   if (call.kind == CollKind::kBroadcast || call.kind == CollKind::kReduce) {
     if (a.root < 0 || a.root >= n)
-      return setError(weftInvalidArgument, "%s: root=%d is not a rank of this communicator (0..%d)", fn, a.root, n - 1);
+      return setError(weftInvalidArgument, "%s: root=%d is not a rank of this communicator (0..%d)",
+                      fn, a.root, n - 1);
   }
   if (isP2P(call.kind) && (call.peer < 0 || call.peer >= n))
-    return setError(weftInvalidArgument, "%s: peer=%d is not a rank of this communicator (0..%d)", fn, call.peer, n - 1);
+    return setError(weftInvalidArgument, "%s: peer=%d is not a rank of this communicator (0..%d)",
+                    fn, call.peer, n - 1);
   // Byte sizes of the largest buffer involved must not overflow.
   bool perRankBlocks = call.kind == CollKind::kAllGather || call.kind == CollKind::kReduceScatter ||
                        call.kind == CollKind::kAllToAll;
@@ -53,7 +58,8 @@ weftResult_t validateCall(weftComm* comm, const char* fn, const Call& call, weft
   if (a.count == 0) return weftSuccess;
   const size_t bytes = a.count * esize;
   // Which buffers this rank touches.
-  bool needSend = call.kind != CollKind::kRecv && (call.kind != CollKind::kBroadcast || me == a.root);
+  bool needSend =
+      call.kind != CollKind::kRecv && (call.kind != CollKind::kBroadcast || me == a.root);
   bool needRecv = call.kind != CollKind::kSend && (call.kind != CollKind::kReduce || me == a.root);
   if (needSend && a.sendbuff == nullptr)
     return setError(weftInvalidArgument, "%s: sendbuff is NULL with count=%zu", fn, a.count);
@@ -65,25 +71,29 @@ weftResult_t validateCall(weftComm* comm, const char* fn, const Call& call, weft
     case CollKind::kBroadcast:
     case CollKind::kReduce:
       if (a.sendbuff != a.recvbuff && overlaps(a.sendbuff, bytes, a.recvbuff, bytes))
-        return setError(weftInvalidArgument, "%s: sendbuff and recvbuff overlap without being equal (in place)", fn);
+        return setError(weftInvalidArgument,
+                        "%s: sendbuff and recvbuff overlap without being equal (in place)", fn);
       break;
     case CollKind::kAllGather: {
       const char* own = static_cast<const char*>(a.recvbuff) + me * bytes;
       if (a.sendbuff != own && overlaps(a.sendbuff, bytes, a.recvbuff, bytes * n))
-        return setError(weftInvalidArgument,
-                        "%s: sendbuff overlaps recvbuff but is not recvbuff + rank*sendcount (in place)", fn);
+        return setError(
+            weftInvalidArgument,
+            "%s: sendbuff overlaps recvbuff but is not recvbuff + rank*sendcount (in place)", fn);
       break;
     }
     case CollKind::kReduceScatter: {
       const char* own = static_cast<const char*>(a.sendbuff) + me * bytes;
       if (a.recvbuff != own && overlaps(a.sendbuff, bytes * n, a.recvbuff, bytes))
-        return setError(weftInvalidArgument,
-                        "%s: recvbuff overlaps sendbuff but is not sendbuff + rank*recvcount (in place)", fn);
+        return setError(
+            weftInvalidArgument,
+            "%s: recvbuff overlaps sendbuff but is not sendbuff + rank*recvcount (in place)", fn);
       break;
     }
     case CollKind::kAllToAll:
       if (overlaps(a.sendbuff, bytes * n, a.recvbuff, bytes * n))
-        return setError(weftInvalidArgument, "%s: sendbuff and recvbuff overlap (all-to-all is not in place)", fn);
+        return setError(weftInvalidArgument,
+                        "%s: sendbuff and recvbuff overlap (all-to-all is not in place)", fn);
       break;
     default:
       break;

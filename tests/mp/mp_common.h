@@ -32,6 +32,11 @@ class Log {
     std::fflush(stdout);
   }
   void pass() { ++passes_; }
+  // Adds the counts of another log (a worker thread's, whose lines were printed already).
+  void absorb(const Log& other) {
+    failures_ += other.failures_;
+    passes_ += other.passes_;
+  }
   int failures() const { return failures_; }
   int passes() const { return passes_; }
 

@@ -23,7 +23,8 @@ ShmChannel::ShmChannel(char* fifo, size_t capacity, bool isSender, Doorbell* wak
       wake_(wake),
       deathFd_(deathFd),
       peer_(std::move(peer)) {
-  mine_ = isSender ? hdr_->tail.load(std::memory_order_relaxed) : hdr_->head.load(std::memory_order_relaxed);
+  mine_ = isSender ? hdr_->tail.load(std::memory_order_relaxed)
+                   : hdr_->head.load(std::memory_order_relaxed);
 }
 
 weftResult_t ShmChannel::trySend(const void* data, size_t bytes, size_t* moved) {
@@ -63,7 +64,8 @@ weftResult_t ShmChannel::peerGone() const {
   char b;
   ssize_t r = recv(deathFd_, &b, 1, MSG_PEEK | MSG_DONTWAIT);
   if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
-    return setError(weftRemoteError, "%s exited (its connection closed) while sharing memory with us",
+    return setError(weftRemoteError,
+                    "%s exited (its connection closed) while sharing memory with us",
                     peer_.c_str());
   return weftSuccess;
 }

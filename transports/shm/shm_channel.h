@@ -33,7 +33,8 @@ class ShmChannel : public Channel {
   // `fifo` points at a header followed by `capacity` data bytes. `wake` is the
   // doorbell of the other side; `deathFd` a socket to the peer that becomes
   // readable only when the peer is gone (it carries no data).
-  ShmChannel(char* fifo, size_t capacity, bool isSender, Doorbell* wake, int deathFd, std::string peer);
+  ShmChannel(char* fifo, size_t capacity, bool isSender, Doorbell* wake, int deathFd,
+             std::string peer);
   weftResult_t trySend(const void* data, size_t bytes, size_t* moved) override;
   weftResult_t tryRecv(void* data, size_t bytes, size_t* moved) override;
   int waitFd() const override { return deathFd_; }

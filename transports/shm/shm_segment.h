@@ -3,8 +3,8 @@
 // the local peers through /proc/<pid>/fd/<fd> while the owner is alive.
 #pragma once
 
-#include <cstddef>
 #include <sys/types.h>
+#include <cstddef>
 
 #include "weft/weft.h"
 

@@ -25,7 +25,8 @@ constexpr size_t kBellBytes = 4096;
 constexpr size_t kBoardBytes = (sizeof(ShmBoard) + 4095) & ~static_cast<size_t>(4095);
 
 size_t fifoOffset(int senderLocalIndex, int stream, int nstreams, size_t footprint) {
-  return kBellBytes + kBoardBytes + (static_cast<size_t>(senderLocalIndex) * nstreams + stream) * footprint;
+  return kBellBytes + kBoardBytes +
+         (static_cast<size_t>(senderLocalIndex) * nstreams + stream) * footprint;
 }
 
 }  // namespace
@@ -70,14 +71,16 @@ weftResult_t ShmTransport::setup(Bootstrap& bs, TcpTransport& tcp, int nstreams,
       // We write into the peer's segment at our slot, and read from ours at theirs.
       char* out = peers_[p]->base() + fifoOffset(localIndex[me], s, nstreams, footprint);
       char* in = mine_.base() + fifoOffset(localIndex[p], s, nstreams, footprint);
-      send_[p].push_back(std::make_unique<ShmChannel>(out, fifoBytes, true, peerBell, deathFd, bs.peerName(p)));
-      recv_[p].push_back(std::make_unique<ShmChannel>(in, fifoBytes, false, peerBell, deathFd, bs.peerName(p)));
+      send_[p].push_back(
+          std::make_unique<ShmChannel>(out, fifoBytes, true, peerBell, deathFd, bs.peerName(p)));
+      recv_[p].push_back(
+          std::make_unique<ShmChannel>(in, fifoBytes, false, peerBell, deathFd, bs.peerName(p)));
     }
   }
   // Everyone has mapped everything: the memfds are no longer needed to attach.
   WEFT_CHECK(bs.barrier());
-  WEFT_INFO(NET, "rank %d: shared memory with %d local peer(s), %zu B FIFO x %d stream(s)", me, nlocal_ - 1,
-            fifoBytes, nstreams);
+  WEFT_INFO(NET, "rank %d: shared memory with %d local peer(s), %zu B FIFO x %d stream(s)", me,
+            nlocal_ - 1, fifoBytes, nstreams);
   return weftSuccess;
 }
 

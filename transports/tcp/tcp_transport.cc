@@ -31,7 +31,8 @@ weftResult_t TcpChannel::tryRecv(void* data, size_t bytes, size_t* moved) {
     *moved = static_cast<size_t>(n);
     return weftSuccess;
   }
-  if (n == 0) return setError(weftRemoteError, "%s closed its connection (process exited?)", peer_.c_str());
+  if (n == 0)
+    return setError(weftRemoteError, "%s closed its connection (process exited?)", peer_.c_str());
   if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return weftSuccess;
   return setError(weftRemoteError, "connection to %s broke while receiving: %s", peer_.c_str(),
                   strerror(errno));
