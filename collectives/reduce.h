@@ -1,7 +1,15 @@
 // Element-wise reductions on host memory for every datatype and op weft
-// supports. Loops are written so the compiler vectorises them (this file is
-// built with -O3); each element is combined in one fixed order, so results are
-// bitwise reproducible for a given algorithm.
+// supports. Each output element is f(a[i], b[i]) alone (nothing is
+// reassociated across elements), and the kernels come in ISA variants
+// (scalar, AVX2, AVX-512; reduce_isa.h) that give identical bits, so ranks on
+// different machines agree and results repeat run to run for an algorithm:
+//   - integers: sum and prod wrap (two's complement); max/min as usual;
+//   - float32/float64: IEEE sum, prod; max(a, b) = a < b ? b : a and
+//     min(a, b) = b < a ? b : a (equal operands such as -0/+0 keep a); a NaN
+//     in either operand gives NaN; every NaN result is the canonical quiet NaN;
+//   - float16 (IEEE binary16) and bfloat16: widened to float32, combined in
+//     float32, rounded to nearest even (overflow to Inf, subnormals kept,
+//     NaN canonical: 0x7E00 / 0x7FC0).
 #pragma once
 
 #include <cstddef>
@@ -14,14 +22,16 @@ namespace weft {
 size_t datatypeSize(weftDataType_t dt);
 const char* datatypeName(weftDataType_t dt);
 const char* redOpName(weftRedOp_t op);
-// True when the host executor can reduce this datatype (all but fp16/bf16 today).
+// True for every weft datatype: the host executor reduces all of them.
 bool datatypeReducible(weftDataType_t dt);
 
-// dst[i] = a[i] op b[i] for i < count. dst may be the same pointer as a or b.
-// For weftAvg this is a sum; finishAverage divides at the end.
+// dst[i] = a[i] op b[i] for i < count. dst may be the same pointer as a or b;
+// no pointer needs any alignment. For weftAvg this is a sum; finishAverage
+// divides at the end. Unknown datatypes or ops do nothing.
 void reduceElements(weftDataType_t dt, weftRedOp_t op, void* dst, const void* a, const void* b,
                     size_t count);
-// buf[i] /= nranks (integer division truncates, as NCCL's ncclAvg does).
+// buf[i] /= nranks: integers truncate toward zero (as NCCL's ncclAvg does),
+// floats divide in their own precision, float16/bfloat16 in float32 and round.
 void finishAverage(weftDataType_t dt, void* buf, size_t count, int nranks);
 
 }  // namespace weft

@@ -16,7 +16,12 @@ namespace {
 class RingReduceScatterPlan : public FlowPlan {
  public:
   RingReduceScatterPlan(CollContext& ctx, const CollArgs& a, char* scratch)
-      : ctx_(ctx), args_(a), n_(ctx.nranks), r_(ctx.rank), S_(ctx.channels->nstreams()), scratch_(scratch) {
+      : ctx_(ctx),
+        args_(a),
+        n_(ctx.nranks),
+        r_(ctx.rank),
+        S_(ctx.channels->nstreams()),
+        scratch_(scratch) {
     esize_ = datatypeSize(a.datatype);
     C_ = chunksPerSegment(a.count, esize_, ctx.chunkBytes);
     total_ = static_cast<int64_t>(n_ - 1) * C_;
@@ -59,8 +64,9 @@ class RingReduceScatterPlan : public FlowPlan {
     Span sp = chunkOf(Span{static_cast<size_t>(seg) * args_.count, args_.count}, C_, i % C_);
     size_t off = sp.offset * esize_;
     // The last step's result is ours to keep: it goes to recvbuff; earlier ones are forwarded.
-    char* out = step == n_ - 2 ? static_cast<char*>(args_.recvbuff) + (off - seg * args_.count * esize_)
-                               : scratch_ + off;
+    char* out = step == n_ - 2
+                    ? static_cast<char*>(args_.recvbuff) + (off - seg * args_.count * esize_)
+                    : scratch_ + off;
     reduceElements(args_.datatype, args_.op, out, ctx_.staging + (f - S_) * ctx_.slotBytes,
                    static_cast<const char*>(args_.sendbuff) + off, sp.count);
   }
@@ -83,7 +89,8 @@ weftResult_t ringReduceScatter(CollContext& ctx, const CollArgs& args) {
   } else {
     char* scratch = ctx.scratch->get(bytes * ctx.nranks);
     if (scratch == nullptr)
-      return setError(weftSystemError, "cannot allocate %zu bytes of reduce-scatter scratch", bytes * ctx.nranks);
+      return setError(weftSystemError, "cannot allocate %zu bytes of reduce-scatter scratch",
+                      bytes * ctx.nranks);
     RingReduceScatterPlan plan(ctx, args, scratch);
     WEFT_CHECK(runFlows(plan, ctx.run));
   }

@@ -22,20 +22,20 @@ size_t SendElems(size_t count, int /*nranks*/) { return count; }
 
 size_t RecvElems(size_t count, int nranks) { return count * static_cast<size_t>(nranks); }
 
-size_t InPlaceOffset(size_t count, int rank) { return count * static_cast<size_t>(rank); }
+size_t InPlaceSendOffset(size_t count, int rank) { return count * static_cast<size_t>(rank); }
 
-int64_t Expected(size_t index, size_t count, weftRedOp_t op, int /*nranks*/) {
-  return PerfInputValue(op, static_cast<int>(index / count), index % count);
+size_t InPlaceRecvOffset(size_t /*count*/, int /*rank*/) { return 0; }
+
+int64_t Expected(size_t index, const PerfCall& call) {
+  return PerfInputValue(call.op, static_cast<int>(index / call.count), index % call.count);
 }
 
-weftResult_t Run(const void* send, void* recv, size_t count, weftDataType_t type,
-                 weftRedOp_t /*op*/, weftComm_t comm) {
-  return weftAllGather(send, recv, count, type, comm, WEFT_STREAM_HOST);
+weftResult_t Run(const PerfCall& c) {
+  return weftAllGather(c.send, c.recv, c.count, c.type, c.comm, WEFT_STREAM_HOST);
 }
 
-weftResult_t Start(const void* send, void* recv, size_t count, weftDataType_t type,
-                   weftRedOp_t /*op*/, weftComm_t comm, weftRequest_t* request) {
-  return weftAllGatherAsync(send, recv, count, type, comm, request);
+weftResult_t Start(const PerfCall& c, weftRequest_t* request) {
+  return weftAllGatherAsync(c.send, c.recv, c.count, c.type, c.comm, request);
 }
 
 }  // namespace
@@ -44,12 +44,16 @@ int main(int argc, char** argv) {
   PerfCollective collective = {};
   collective.tool_name = "all_gather_perf";
   collective.takes_op = false;
+  collective.takes_root = false;
+  collective.has_in_place = true;
+  collective.result_on_root_only = false;
   collective.busbw_factor = BusBwFactor;
   collective.count_for_bytes = CountForBytes;
   collective.bytes_for_count = BytesForCount;
   collective.send_elems = SendElems;
   collective.recv_elems = RecvElems;
-  collective.inplace_send_offset = InPlaceOffset;
+  collective.inplace_send_offset = InPlaceSendOffset;
+  collective.inplace_recv_offset = InPlaceRecvOffset;
   collective.expected = Expected;
   collective.run = Run;
   collective.start = Start;

@@ -19,18 +19,16 @@ size_t BufferElems(size_t count, int /*nranks*/) { return count; }
 
 size_t InPlaceOffset(size_t /*count*/, int /*rank*/) { return 0; }
 
-int64_t Expected(size_t index, size_t /*count*/, weftRedOp_t op, int nranks) {
-  return PerfReducedValue(op, nranks, index);
+int64_t Expected(size_t index, const PerfCall& call) {
+  return PerfReducedValue(call.op, call.nranks, index);
 }
 
-weftResult_t Run(const void* send, void* recv, size_t count, weftDataType_t type, weftRedOp_t op,
-                 weftComm_t comm) {
-  return weftAllReduce(send, recv, count, type, op, comm, WEFT_STREAM_HOST);
+weftResult_t Run(const PerfCall& c) {
+  return weftAllReduce(c.send, c.recv, c.count, c.type, c.op, c.comm, WEFT_STREAM_HOST);
 }
 
-weftResult_t Start(const void* send, void* recv, size_t count, weftDataType_t type, weftRedOp_t op,
-                   weftComm_t comm, weftRequest_t* request) {
-  return weftAllReduceAsync(send, recv, count, type, op, comm, request);
+weftResult_t Start(const PerfCall& c, weftRequest_t* request) {
+  return weftAllReduceAsync(c.send, c.recv, c.count, c.type, c.op, c.comm, request);
 }
 
 }  // namespace
@@ -39,12 +37,16 @@ int main(int argc, char** argv) {
   PerfCollective collective = {};
   collective.tool_name = "all_reduce_perf";
   collective.takes_op = true;
+  collective.takes_root = false;
+  collective.has_in_place = true;
+  collective.result_on_root_only = false;
   collective.busbw_factor = BusBwFactor;
   collective.count_for_bytes = CountForBytes;
   collective.bytes_for_count = BytesForCount;
   collective.send_elems = BufferElems;
   collective.recv_elems = BufferElems;
   collective.inplace_send_offset = InPlaceOffset;
+  collective.inplace_recv_offset = InPlaceOffset;
   collective.expected = Expected;
   collective.run = Run;
   collective.start = Start;

@@ -63,11 +63,17 @@ def main():
     ap.add_argument("-o", "--op", default="allreduce", choices=["allreduce", "allgather"])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--iters", default="20", help="timed iterations per size (weft -n, peers -n)")
-    ap.add_argument("--mpi-btl", default="self,tcp")
+    ap.add_argument("--transport", default="tcp", choices=["tcp", "shm"],
+                    help="tcp: weft with WEFT_SHM_DISABLE=1 vs MPI btl self,tcp; shm: weft's shared memory vs MPI btl self,vader")
+    ap.add_argument("--mpi-btl", default=None, help="override the MPI btl list")
+    ap.add_argument("--no-gloo", action="store_true", help="skip Gloo (it has no shared-memory transport)")
     ap.add_argument("--gloo", default=None, help="comma list of Gloo algorithms (default: all)")
     args = ap.parse_args()
 
     n = args.nranks
+    if args.mpi_btl is None:
+        args.mpi_btl = "self,tcp" if args.transport == "tcp" else "self,vader"
+    weft_env = {"WEFT_SHM_DISABLE": "1"} if args.transport == "tcp" else {}
     sweep = ["-b", args.b, "-e", args.e, "-f", args.f]
     tool = "all_reduce_perf" if args.op == "allreduce" else "all_gather_perf"
     weft_cmd = [os.path.join(args.build, "tools", "weft-run"), "-n", str(n),
@@ -78,13 +84,15 @@ def main():
                args.mpi_btl, os.path.join(args.peers, "mpi_coll_bench")] + sweep + \
               ["-w", "5", "-n", args.iters, "-T", "1", "-c", "0", "-o", args.op]
     algos = args.gloo.split(",") if args.gloo else (GLOO_ALLREDUCE if args.op == "allreduce" else GLOO_ALLGATHER)
+    if args.no_gloo:
+        algos = []
 
     results = {"weft": [], "mpi": []}
     for a in algos:
         results["gloo:" + a] = []
     for rnd in range(args.rounds):
         sys.stderr.write("round %d/%d\n" % (rnd + 1, args.rounds))
-        results["weft"].append(rows(run(weft_cmd), 5, 7))
+        results["weft"].append(rows(run(weft_cmd, weft_env), 5, 7))
         results["mpi"].append(rows(run(mpi_cmd, mpi_env), 4, 6))
         for a in algos:
             cmd = [os.path.join(args.peers, "gloo_coll_bench"), "-p", str(n), "-a", a] + sweep + \
@@ -96,8 +104,8 @@ def main():
         return statistics.median(vals) if vals else None
 
     sizes = sorted(set().union(*[set(r) for r in results["weft"]]))
-    print("# %s, %d ranks, medians of %d alternating rounds; weft out-of-place; MPI btl %s"
-          % (args.op, n, args.rounds, args.mpi_btl))
+    print("# %s, %d ranks, medians of %d alternating rounds; weft out-of-place over %s; MPI btl %s"
+          % (args.op, n, args.rounds, args.transport, args.mpi_btl))
     print("# %10s %10s %9s %10s %9s %10s %9s %-16s %8s %8s" % (
         "size(B)", "weft us", "weft GB/s", "mpi us", "mpi GB/s", "gloo us", "gloo GB/s",
         "gloo best algo", "mpi/weft", "gloo/weft"))

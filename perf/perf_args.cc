@@ -61,6 +61,7 @@ const option kLongOptions[] = {
     {"datatype", required_argument, nullptr, 'd'},
     {"op", required_argument, nullptr, 'o'},
     {"average", required_argument, nullptr, 'a'},
+    {"root", required_argument, nullptr, 'r'},
     {"output_file", required_argument, nullptr, 'J'},
     {"nonblocking", required_argument, nullptr, 'z'},
     {"help", no_argument, nullptr, 'h'},
@@ -115,7 +116,7 @@ bool PerfParseArgs(int argc, char** argv, PerfArgs* args, std::string* error) {
   args->command_line = JoinArgs(argc, argv);
   optind = 1;
   opterr = 0;
-  while ((flag = getopt_long(argc, argv, ":b:e:f:i:w:n:c:d:o:a:J:z:h", kLongOptions, nullptr)) !=
+  while ((flag = getopt_long(argc, argv, ":b:e:f:i:w:n:c:d:o:a:r:J:z:h", kLongOptions, nullptr)) !=
          -1) {
     const char* value = optarg;
     bool ok = true;
@@ -155,6 +156,9 @@ bool PerfParseArgs(int argc, char** argv, PerfArgs* args, std::string* error) {
       case 'a':
         ok = ParseInt(value, 0, 3, &number);
         args->average = static_cast<PerfAverage>(number);
+        break;
+      case 'r':
+        ok = ParseInt(value, 0, 1 << 30, &args->root);
         break;
       case 'J':
         args->json_path = value;
@@ -244,6 +248,7 @@ void PerfPrintUsage(FILE* out, const char* prog) {
                "  -o, --op <op|all>           sum prod max min avg. Default sum\n"
                "  -a, --average <0/1/2/3>     time across ranks: 0 rank0, 1 avg, 2 min, 3 max. "
                "Default 1\n"
+               "  -r, --root <rank>           root of broadcast and reduce. Default 0\n"
                "  -J, --output_file <file>    also write the results as JSON\n"
                "  -z, --nonblocking <0/1>     use the *Async + weftWait forms. Default 0\n"
                "  -h, --help                  this text\n"

@@ -23,6 +23,7 @@ struct PerfArgs {
   std::vector<weftDataType_t> types = {weftFloat32};  // -d
   std::vector<weftRedOp_t> ops = {weftSum};           // -o
   PerfAverage average = PerfAverage::kMean;           // -a
+  int root = 0;                                       // -r (broadcast, reduce)
   std::string json_path;                              // -J
   bool nonblocking = false;                           // -z
   bool help = false;                                  // -h

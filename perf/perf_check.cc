@@ -86,15 +86,14 @@ void PerfFillConstant(void* buf, size_t count, weftDataType_t type, int64_t valu
   });
 }
 
-int64_t PerfCountWrong(const void* recv, weftDataType_t type, const PerfCollective& collective,
-                       size_t count, weftRedOp_t op, int nranks) {
-  const size_t elems = collective.recv_elems(count, nranks);
+int64_t PerfCountWrong(const PerfCollective& collective, const PerfCall& call) {
+  const size_t elems = collective.recv_elems(call.count, call.nranks);
   int64_t wrong = 0;
-  bool known = PerfVisitType(type, [&](auto zero) {
+  bool known = PerfVisitType(call.type, [&](auto zero) {
     using T = decltype(zero);
-    const T* in = static_cast<const T*>(recv);
+    const T* in = static_cast<const T*>(call.recv);
     for (size_t i = 0; i < elems; ++i) {
-      const T want = static_cast<T>(collective.expected(i, count, op, nranks));
+      const T want = static_cast<T>(collective.expected(i, call));
       if (!(in[i] == want)) ++wrong;
     }
   });

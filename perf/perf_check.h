@@ -10,6 +10,7 @@
 #include <cstdint>
 
 struct PerfCollective;
+struct PerfCall;
 
 // The value rank `rank` puts at element `index` of its input for a check of op.
 int64_t PerfInputValue(weftRedOp_t op, int rank, size_t index);
@@ -20,9 +21,8 @@ int64_t PerfReducedValue(weftRedOp_t op, int nranks, size_t index);
 void PerfFillInput(void* buf, size_t count, weftDataType_t type, weftRedOp_t op, int rank);
 // buf[i] = value for i in [0, count).
 void PerfFillConstant(void* buf, size_t count, weftDataType_t type, int64_t value);
-// Elements of recv (collective.recv_elems(count) of them) that differ from
-// collective.expected(i, count, op, nranks).
-int64_t PerfCountWrong(const void* recv, weftDataType_t type, const PerfCollective& collective,
-                       size_t count, weftRedOp_t op, int nranks);
+// Elements of call.recv (collective.recv_elems of them) that differ from
+// collective.expected(i, call).
+int64_t PerfCountWrong(const PerfCollective& collective, const PerfCall& call);
 
 #endif  // WEFT_PERF_PERF_CHECK_H

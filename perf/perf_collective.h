@@ -9,9 +9,28 @@
 #include <cstddef>
 #include <cstdint>
 
+// One call of the collective as this rank makes it.
+struct PerfCall {
+  const void* send = nullptr;
+  void* recv = nullptr;
+  size_t count = 0;  // the collective's count argument
+  weftDataType_t type = weftFloat32;
+  weftRedOp_t op = weftSum;
+  int root = 0;  // -r; used by rooted collectives only
+  int rank = 0;
+  int nranks = 1;
+  weftComm_t comm = nullptr;
+};
+
 struct PerfCollective {
   const char* tool_name;  // "all_reduce_perf"
   bool takes_op;          // false: the redop column shows "none" and -o is ignored
+  bool takes_root;        // true: -r picks the root and the root column shows it
+  // false: the API forbids in-place calls (alltoall) or leaves them undefined
+  // (sendrecv); the in-place columns then show N/A.
+  bool has_in_place;
+  // true: only the root's receive buffer holds a result, so only it is checked.
+  bool result_on_root_only;
   // busbw = algbw * busbw_factor(nranks).
   double (*busbw_factor)(int nranks);
   // The collective's count argument for a requested size in bytes (at least 1).
@@ -21,15 +40,15 @@ struct PerfCollective {
   // Elements in the send and receive buffers for a count.
   size_t (*send_elems)(size_t count, int nranks);
   size_t (*recv_elems)(size_t count, int nranks);
-  // In place: the send buffer is recvbuff + this many elements.
+  // In place, both buffers lie in one allocation: the send buffer starts this
+  // many elements into it, and so does the receive buffer.
   size_t (*inplace_send_offset)(size_t count, int rank);
-  // Expected value of receive element `index` when every rank r filled its send
-  // buffer with PerfInputValue(op, r, i) (see perf_check.h).
-  int64_t (*expected)(size_t index, size_t count, weftRedOp_t op, int nranks);
-  weftResult_t (*run)(const void* send, void* recv, size_t count, weftDataType_t type,
-                      weftRedOp_t op, weftComm_t comm);
-  weftResult_t (*start)(const void* send, void* recv, size_t count, weftDataType_t type,
-                        weftRedOp_t op, weftComm_t comm, weftRequest_t* request);
+  size_t (*inplace_recv_offset)(size_t count, int rank);
+  // Expected value of receive element `index` of this call when every rank r
+  // filled its send buffer with PerfInputValue(call.op, r, i) (perf_check.h).
+  int64_t (*expected)(size_t index, const PerfCall& call);
+  weftResult_t (*run)(const PerfCall& call);
+  weftResult_t (*start)(const PerfCall& call, weftRequest_t* request);
 };
 
 // Runs the whole tool: options, launch, sizes x types x ops, report. Returns

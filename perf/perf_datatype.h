@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "perf_half.h"
+
 struct PerfTypeInfo {
   weftDataType_t type;
   const char* name;       // as printed in the "type" column
@@ -33,8 +35,9 @@ const PerfOpInfo* PerfFindOp(const char* name);
 const PerfOpInfo& PerfOpOf(weftRedOp_t op);
 const std::vector<PerfOpInfo>& PerfAllOps();
 
-// Calls fn(T{}) with the host type of `type` and returns true, or returns false
-// for types the tools have no host arithmetic for (half, bfloat16).
+// Calls fn(T{}) with the host type of `type` and returns true, or false for an
+// unknown type. Half and bfloat16 get the fill-and-compare stand-ins of
+// perf_half.h.
 template <typename Fn>
 bool PerfVisitType(weftDataType_t type, Fn&& fn) {
   switch (type) {
@@ -61,6 +64,12 @@ bool PerfVisitType(weftDataType_t type, Fn&& fn) {
       return true;
     case weftFloat64:
       fn(double{});
+      return true;
+    case weftFloat16:
+      fn(PerfHalf{});
+      return true;
+    case weftBfloat16:
+      fn(PerfBfloat16{});
       return true;
     default:
       return false;

@@ -47,7 +47,9 @@ void AllocateBuffers(const PerfCollective& collective, const PerfArgs& args,
     const size_t elem_size = PerfTypeOf(type).size;
     for (size_t count : CountsFor(collective, sizes, elem_size, launch.nranks)) {
       send_bytes = std::max(send_bytes, collective.send_elems(count, launch.nranks) * elem_size);
-      recv_bytes = std::max(recv_bytes, collective.recv_elems(count, launch.nranks) * elem_size);
+      recv_bytes = std::max(
+          recv_bytes,
+          PerfRecvAllocationElems(collective, count, launch.rank, launch.nranks) * elem_size);
     }
   }
   if (!send->Allocate(send_bytes) || !recv->Allocate(recv_bytes)) {
@@ -83,6 +85,8 @@ PerfResult MakeResult(const PerfCase& shape, const PerfCollective& collective, b
                       double time_us, int64_t wrong) {
   const PerfTypeInfo& info = PerfTypeOf(shape.type);
   PerfResult result;
+  result.skipped = in_place && !collective.has_in_place;
+  result.root = collective.takes_root ? shape.root : -1;
   result.bytes = collective.bytes_for_count(shape.count, info.size, shape.nranks);
   result.count = shape.count;
   result.type_name = info.name;
@@ -96,26 +100,35 @@ PerfResult MakeResult(const PerfCase& shape, const PerfCollective& collective, b
 }
 
 // Times and checks one size, prints its row and adds it to the totals.
+// Tools whose API has no in-place form leave the in-place half at zero and
+// still take part in the cross-rank sums (every rank makes the same calls).
 void RunOneSize(const PerfCase& shape, const PerfArgs& args, PerfJsonWriter* json, Totals* totals) {
-  double times_us[2] = {PerfTimeOnRank(shape, false, args.warmup_iters, args.iters),
-                        PerfTimeOnRank(shape, true, args.warmup_iters, args.iters)};
+  const PerfCollective& collective = *shape.collective;
+  const bool in_place_runs = collective.has_in_place;
+  double times_us[2] = {
+      PerfTimeOnRank(shape, false, args.warmup_iters, args.iters),
+      in_place_runs ? PerfTimeOnRank(shape, true, args.warmup_iters, args.iters) : 0.0};
   PerfCombineTimes(shape, args.average, times_us);
   int64_t wrong[2] = {-1, -1};
   if (args.check) {
     wrong[0] = PerfCheckOnRank(shape, false);
-    wrong[1] = PerfCheckOnRank(shape, true);
+    wrong[1] = in_place_runs ? PerfCheckOnRank(shape, true) : 0;
     PerfSumOverRanks(shape, wrong);
     totals->wrong += wrong[0] + wrong[1];
+    if (!in_place_runs) wrong[1] = -1;
   }
-  const PerfCollective& collective = *shape.collective;
   const PerfResult out_of_place = MakeResult(shape, collective, false, times_us[0], wrong[0]);
   const PerfResult in_place = MakeResult(shape, collective, true, times_us[1], wrong[1]);
-  totals->busbw_sum += out_of_place.busbw + in_place.busbw;
-  totals->busbw_rows += 2;
+  totals->busbw_sum += out_of_place.busbw;
+  totals->busbw_rows += 1;
+  if (in_place_runs) {
+    totals->busbw_sum += in_place.busbw;
+    totals->busbw_rows += 1;
+  }
   if (shape.rank == 0) {
     PerfPrintRow(out_of_place, in_place);
     json->Add(out_of_place);
-    json->Add(in_place);
+    if (in_place_runs) json->Add(in_place);
   }
 }
 
@@ -151,6 +164,7 @@ void RunAll(const PerfCollective& collective, const PerfArgs& args, const PerfLa
       shape.comm = launch.comm;
       shape.rank = launch.rank;
       shape.nranks = launch.nranks;
+      shape.root = args.root;
       shape.type = type;
       shape.op = op;
       shape.send = send.data();
@@ -184,6 +198,14 @@ int PerfMain(int argc, char** argv, const PerfCollective& collective) {
 
   PerfLaunch launch;
   PerfLaunchInit(&argc, &argv, tool, &launch);
+  if (collective.takes_root && args.root >= launch.nranks) {
+    if (launch.rank == 0) {
+      std::fprintf(stderr, "%s: root %d (-r) is not a rank of %d\n", tool, args.root,
+                   launch.nranks);
+    }
+    PerfLaunchFinish(&launch);
+    return 2;
+  }
   const std::vector<PerfRankInfo> ranks = PerfGatherRankInfo(launch);
   PerfBuffer send;
   PerfBuffer recv;

@@ -2,6 +2,7 @@
 // perf_measure.h).
 #include "perf_measure.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "perf_check.h"
@@ -13,22 +14,14 @@ namespace {
 // Sentinel written over receive buffers before a check; never a check value.
 constexpr int64_t kSentinel = -1;
 
-void* SendPointer(const PerfCase& shape, bool in_place) {
-  if (!in_place) return shape.send;
-  const size_t offset = shape.collective->inplace_send_offset(shape.count, shape.rank);
-  return static_cast<char*>(shape.recv) + offset * PerfTypeOf(shape.type).size;
-}
-
-void CallOnce(const PerfCase& shape, const void* send) {
+void CallOnce(const PerfCase& shape, const PerfCall& call) {
   const PerfCollective& collective = *shape.collective;
   if (shape.nonblocking) {
     weftRequest_t request = nullptr;
-    PERF_WEFT_CHECK(shape.comm, collective.start(send, shape.recv, shape.count, shape.type,
-                                                 shape.op, shape.comm, &request));
+    PERF_WEFT_CHECK(shape.comm, collective.start(call, &request));
     PERF_WEFT_CHECK(shape.comm, weftWait(&request));
   } else {
-    PERF_WEFT_CHECK(shape.comm, collective.run(send, shape.recv, shape.count, shape.type, shape.op,
-                                               shape.comm));
+    PERF_WEFT_CHECK(shape.comm, collective.run(call));
   }
 }
 
@@ -41,12 +34,45 @@ void Synchronise(weftComm_t comm) {
 
 }  // namespace
 
+PerfCall PerfMakeCall(const PerfCase& shape, bool in_place) {
+  const PerfCollective& collective = *shape.collective;
+  PerfCall call;
+  call.send = shape.send;
+  call.recv = shape.recv;
+  if (in_place) {
+    char* base = static_cast<char*>(shape.recv);
+    const size_t elem_size = PerfTypeOf(shape.type).size;
+    call.send = base + collective.inplace_send_offset(shape.count, shape.rank) * elem_size;
+    call.recv = base + collective.inplace_recv_offset(shape.count, shape.rank) * elem_size;
+  }
+  call.count = shape.count;
+  call.type = shape.type;
+  call.op = shape.op;
+  call.root = shape.root;
+  call.rank = shape.rank;
+  call.nranks = shape.nranks;
+  call.comm = shape.comm;
+  return call;
+}
+
+size_t PerfRecvAllocationElems(const PerfCollective& collective, size_t count, int rank,
+                               int nranks) {
+  size_t elems = collective.recv_elems(count, nranks);
+  if (collective.has_in_place) {
+    elems = std::max(
+        elems, collective.inplace_send_offset(count, rank) + collective.send_elems(count, nranks));
+    elems = std::max(
+        elems, collective.inplace_recv_offset(count, rank) + collective.recv_elems(count, nranks));
+  }
+  return elems;
+}
+
 double PerfTimeOnRank(const PerfCase& shape, bool in_place, int warmup, int iters) {
-  const void* send = SendPointer(shape, in_place);
-  for (int i = 0; i < warmup; ++i) CallOnce(shape, send);
+  const PerfCall call = PerfMakeCall(shape, in_place);
+  for (int i = 0; i < warmup; ++i) CallOnce(shape, call);
   Synchronise(shape.comm);
   const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < iters; ++i) CallOnce(shape, send);
+  for (int i = 0; i < iters; ++i) CallOnce(shape, call);
   const auto stop = std::chrono::steady_clock::now();
   const std::chrono::duration<double, std::micro> elapsed = stop - start;
   return elapsed.count() / iters;
@@ -54,12 +80,16 @@ double PerfTimeOnRank(const PerfCase& shape, bool in_place, int warmup, int iter
 
 int64_t PerfCheckOnRank(const PerfCase& shape, bool in_place) {
   const PerfCollective& collective = *shape.collective;
-  const size_t recv_elems = collective.recv_elems(shape.count, shape.nranks);
-  PerfFillConstant(shape.recv, recv_elems, shape.type, kSentinel);
-  void* send = SendPointer(shape, in_place);
-  PerfFillInput(send, shape.count, shape.type, shape.op, shape.rank);
-  CallOnce(shape, send);
-  return PerfCountWrong(shape.recv, shape.type, collective, shape.count, shape.op, shape.nranks);
+  const PerfCall call = PerfMakeCall(shape, in_place);
+  // Sentinel first: in place, the input then overwrites the part it shares.
+  PerfFillConstant(call.recv, collective.recv_elems(shape.count, shape.nranks), shape.type,
+                   kSentinel);
+  // The harness owns the send buffer; PerfCall holds it const as the API does.
+  PerfFillInput(const_cast<void*>(call.send), collective.send_elems(shape.count, shape.nranks),
+                shape.type, shape.op, shape.rank);
+  CallOnce(shape, call);
+  if (collective.result_on_root_only && shape.rank != shape.root) return 0;
+  return PerfCountWrong(collective, call);
 }
 
 void PerfCombineTimes(const PerfCase& shape, PerfAverage average, double times_us[2]) {

@@ -16,14 +16,21 @@ struct PerfCase {
   weftComm_t comm = nullptr;
   int rank = 0;
   int nranks = 1;
+  int root = 0;
   weftDataType_t type = weftFloat32;
   weftRedOp_t op = weftSum;
   size_t count = 0;
   void* send = nullptr;  // at least send_elems(count) elements
-  void* recv = nullptr;  // at least recv_elems(count) elements
+  void* recv = nullptr;  // big enough for recv_elems(count) and the in-place layout
   bool nonblocking = false;
 };
 
+// The call this rank makes for a case, out of place or in place.
+PerfCall PerfMakeCall(const PerfCase& shape, bool in_place);
+// Elements the receive allocation needs for a count: the receive buffer, or
+// both buffers of the in-place layout, whichever reaches further.
+size_t PerfRecvAllocationElems(const PerfCollective& collective, size_t count, int rank,
+                               int nranks);
 // Runs `warmup` calls, synchronises the ranks with a one-element allreduce,
 // then returns the mean time in microseconds of `iters` back-to-back calls.
 double PerfTimeOnRank(const PerfCase& shape, bool in_place, int warmup, int iters);

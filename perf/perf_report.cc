@@ -36,6 +36,10 @@ std::string FormatTime(double time_us) {
 }
 
 void PrintPlacement(const PerfResult& result) {
+  if (result.skipped) {
+    std::printf("  %7s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");
+    return;
+  }
   char wrong[32];
   if (result.wrong < 0) {
     std::snprintf(wrong, sizeof(wrong), "N/A");

@@ -18,6 +18,7 @@ struct PerfResult {
   const char* op_name = "";
   int root = -1;
   bool in_place = false;
+  bool skipped = false;  // not run (no in-place form): printed as N/A
   double time_us = 0;
   double algbw = 0;    // GB/s, 1e9 B/s
   double busbw = 0;    // GB/s

@@ -1,0 +1,60 @@
+// alltoall_perf: nccl-tests-style benchmark of weftAllToAll. As in nccl-tests,
+// the size is the whole send buffer (nranks blocks of count); busbw = algbw *
+// (n-1)/n. weftAllToAll has no in-place form, so those columns show N/A.
+#include <algorithm>
+
+#include "perf_check.h"
+#include "perf_collective.h"
+
+namespace {
+
+double BusBwFactor(int nranks) { return 1.0 * (nranks - 1) / nranks; }
+
+size_t CountForBytes(size_t bytes, size_t elem_size, int nranks) {
+  return std::max<size_t>(1, bytes / elem_size / static_cast<size_t>(nranks));
+}
+
+size_t BytesForCount(size_t count, size_t elem_size, int nranks) {
+  return count * elem_size * static_cast<size_t>(nranks);
+}
+
+size_t BufferElems(size_t count, int nranks) { return count * static_cast<size_t>(nranks); }
+
+size_t NoOffset(size_t /*count*/, int /*rank*/) { return 0; }
+
+// Block j of the receive buffer is block `rank` of rank j's send buffer.
+int64_t Expected(size_t index, const PerfCall& call) {
+  const size_t sender = index / call.count;
+  const size_t at = static_cast<size_t>(call.rank) * call.count + index % call.count;
+  return PerfInputValue(call.op, static_cast<int>(sender), at);
+}
+
+weftResult_t Run(const PerfCall& c) {
+  return weftAllToAll(c.send, c.recv, c.count, c.type, c.comm, WEFT_STREAM_HOST);
+}
+
+weftResult_t Start(const PerfCall& c, weftRequest_t* request) {
+  return weftAllToAllAsync(c.send, c.recv, c.count, c.type, c.comm, request);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  PerfCollective collective = {};
+  collective.tool_name = "alltoall_perf";
+  collective.takes_op = false;
+  collective.takes_root = false;
+  collective.has_in_place = false;
+  collective.result_on_root_only = false;
+  collective.busbw_factor = BusBwFactor;
+  collective.count_for_bytes = CountForBytes;
+  collective.bytes_for_count = BytesForCount;
+  collective.send_elems = BufferElems;
+  collective.recv_elems = BufferElems;
+  collective.inplace_send_offset = NoOffset;
+  collective.inplace_recv_offset = NoOffset;
+  collective.expected = Expected;
+  collective.run = Run;
+  collective.start = Start;
+  return PerfMain(argc, argv, collective);
+}
