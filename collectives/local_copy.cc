@@ -93,9 +93,12 @@ weftResult_t LocalCopy::reduceBlock(CollContext& ctx, const CollArgs& a, size_t 
     const size_t at = (offset + t) * esize, bytes = elems * esize;
     for (int p = 0; p < n; ++p)
       if (p != me) WEFT_CHECK(readPeer(p, tiles + p * kTileBytes, peers_[p].send + at, bytes));
-    // Our input is read in place, unless the output overwrites it (in place).
+    // Our input is read in place. In place, the output overwrites it: that is
+    // harmless while we are input 0 or 1 (the first combine reads each element
+    // before writing it), but from rank 2 on the chain `dst = dst op in(p)` would
+    // read our input after the output replaced it, so we keep a copy.
     const char* mineIn = own + at;
-    if (out + t * esize == mineIn) {
+    if (me >= 2 && out + t * esize == mineIn) {
       std::memcpy(tiles + me * kTileBytes, mineIn, bytes);
       mineIn = tiles + me * kTileBytes;
     }
