@@ -62,7 +62,9 @@ def main():
     ap.add_argument("-f", default="2")
     ap.add_argument("-o", "--op", default="allreduce", choices=["allreduce", "allgather"])
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--iters", default="20", help="timed iterations per size (weft -n, peers -n)")
+    ap.add_argument("--iters", default="20", help="timed iterations per size above 64 KiB (weft -n, peers -n)")
+    ap.add_argument("--small-iters", default="2000",
+                    help="timed iterations per size up to 64 KiB (latency needs many; 1/10 as many warmups)")
     ap.add_argument("--transport", default="tcp", choices=["tcp", "shm"],
                     help="tcp: weft with WEFT_SHM_DISABLE=1 vs MPI btl self,tcp; shm: weft's shared memory vs MPI btl self,vader")
     ap.add_argument("--mpi-btl", default=None, help="override the MPI btl list")
@@ -74,30 +76,44 @@ def main():
     if args.mpi_btl is None:
         args.mpi_btl = "self,tcp" if args.transport == "tcp" else "self,vader"
     weft_env = {"WEFT_SHM_DISABLE": "1"} if args.transport == "tcp" else {}
-    sweep = ["-b", args.b, "-e", args.e, "-f", args.f]
     tool = "all_reduce_perf" if args.op == "allreduce" else "all_gather_perf"
-    weft_cmd = [os.path.join(args.build, "tools", "weft-run"), "-n", str(n),
-                os.path.join(args.build, "perf", tool)] + sweep + ["-w", "5", "-n", args.iters, "-c", "0"]
     mpi_env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
                "OMPI_MCA_btl_tcp_if_include": "lo", "OMPI_MCA_oob_tcp_if_include": "lo"}
-    mpi_cmd = ["mpirun", "-np", str(n), "--oversubscribe", "--mca", "pml", "ob1", "--mca", "btl",
-               args.mpi_btl, os.path.join(args.peers, "mpi_coll_bench")] + sweep + \
-              ["-w", "5", "-n", args.iters, "-T", "1", "-c", "0", "-o", args.op]
     algos = args.gloo.split(",") if args.gloo else (GLOO_ALLREDUCE if args.op == "allreduce" else GLOO_ALLGATHER)
     if args.no_gloo:
         algos = []
+    # Two sweeps: many iterations for latency-bound sizes, fewer for large ones.
+    lo, hi, split = parse_size(args.b), parse_size(args.e), 64 << 10
+    sweeps = []
+    if lo <= split:
+        sweeps.append((str(lo), str(min(hi, split)), args.small_iters, str(max(5, int(args.small_iters) // 10))))
+    if hi > split:
+        first = lo
+        while first <= split:
+            first *= int(args.f)
+        sweeps.append((str(first), str(hi), args.iters, "5"))
 
     results = {"weft": [], "mpi": []}
     for a in algos:
         results["gloo:" + a] = []
     for rnd in range(args.rounds):
         sys.stderr.write("round %d/%d\n" % (rnd + 1, args.rounds))
-        results["weft"].append(rows(run(weft_cmd, weft_env), 5, 7))
-        results["mpi"].append(rows(run(mpi_cmd, mpi_env), 4, 6))
-        for a in algos:
-            cmd = [os.path.join(args.peers, "gloo_coll_bench"), "-p", str(n), "-a", a] + sweep + \
-                  ["-w", "5", "-n", args.iters, "-T", "1", "-c", "0", "-o", args.op]
-            results["gloo:" + a].append(rows(run(cmd), 4, 6))
+        merged = {k: {} for k in results}
+        for b, e, iters, warm in sweeps:
+            sweep = ["-b", b, "-e", e, "-f", args.f]
+            weft_cmd = [os.path.join(args.build, "tools", "weft-run"), "-n", str(n),
+                        os.path.join(args.build, "perf", tool)] + sweep + ["-w", warm, "-n", iters, "-c", "0"]
+            mpi_cmd = ["mpirun", "-np", str(n), "--oversubscribe", "--mca", "pml", "ob1", "--mca", "btl",
+                       args.mpi_btl, os.path.join(args.peers, "mpi_coll_bench")] + sweep + \
+                      ["-w", warm, "-n", iters, "-T", "1", "-c", "0", "-o", args.op]
+            merged["weft"].update(rows(run(weft_cmd, weft_env), 5, 7))
+            merged["mpi"].update(rows(run(mpi_cmd, mpi_env), 4, 6))
+            for a in algos:
+                cmd = [os.path.join(args.peers, "gloo_coll_bench"), "-p", str(n), "-a", a] + sweep + \
+                      ["-w", warm, "-n", iters, "-T", "1", "-c", "0", "-o", args.op]
+                merged["gloo:" + a].update(rows(run(cmd), 4, 6))
+        for k in results:
+            results[k].append(merged[k])
 
     def median(name, size, idx):
         vals = [r[size][idx] for r in results[name] if size in r]
