@@ -86,9 +86,8 @@ weftResult_t LocalBoard::allReduce(const CollArgs& a, const FlowRunOptions& run)
   if (nranks_ == 1) {
     if (out != a.sendbuff) std::memcpy(out, a.sendbuff, bytes);
   } else {
-    reduceElements(a.datatype, a.op, out, slotOf(0, slot), slotOf(1, slot), a.count);
-    for (int p = 2; p < nranks_; ++p)
-      reduceElements(a.datatype, a.op, out, out, slotOf(p, slot), a.count);
+    reduceInRankOrder(a.datatype, a.op, out, nranks_, a.count,
+                      [&](int p) { return slotOf(p, slot); });
   }
   if (a.op == weftAvg) finishAverage(a.datatype, out, a.count, nranks_);
   return weftSuccess;
@@ -125,9 +124,8 @@ weftResult_t LocalBoard::reduce(const CollArgs& a, const FlowRunOptions& run) {
   if (nranks_ == 1) {
     if (out != a.sendbuff) std::memcpy(out, a.sendbuff, bytes);
   } else {
-    reduceElements(a.datatype, a.op, out, slotOf(0, slot), slotOf(1, slot), a.count);
-    for (int p = 2; p < nranks_; ++p)
-      reduceElements(a.datatype, a.op, out, out, slotOf(p, slot), a.count);
+    reduceInRankOrder(a.datatype, a.op, out, nranks_, a.count,
+                      [&](int p) { return slotOf(p, slot); });
   }
   if (a.op == weftAvg) finishAverage(a.datatype, out, a.count, nranks_);
   return weftSuccess;

@@ -104,8 +104,7 @@ weftResult_t LocalCopy::reduceBlock(CollContext& ctx, const CollArgs& a, size_t 
     }
     auto input = [&](int p) -> const char* { return p == me ? mineIn : tiles + p * kTileBytes; };
     char* dst = out + t * esize;
-    reduceElements(a.datatype, a.op, dst, input(0), input(1), elems);
-    for (int p = 2; p < n; ++p) reduceElements(a.datatype, a.op, dst, dst, input(p), elems);
+    reduceInRankOrder(a.datatype, a.op, dst, n, elems, input);
   }
   if (a.op == weftAvg) finishAverage(a.datatype, out, count, n);
   return weftSuccess;

@@ -34,4 +34,14 @@ void reduceElements(weftDataType_t dt, weftRedOp_t op, void* dst, const void* a,
 // floats divide in their own precision, float16/bfloat16 in float32 and round.
 void finishAverage(weftDataType_t dt, void* buf, size_t count, int nranks);
 
+// out = in(0) op in(1) op ... op in(n-1), combined left to right: the one order
+// every rank uses, so that all compute bitwise the same result. n >= 2; `out`
+// may be in(0) or in(1) (elementwise aliasing), but no later input.
+template <typename InputFn>
+inline void reduceInRankOrder(weftDataType_t dt, weftRedOp_t op, void* out, int n, size_t count,
+                              InputFn in) {
+  reduceElements(dt, op, out, in(0), in(1), count);
+  for (int p = 2; p < n; ++p) reduceElements(dt, op, out, out, in(p), count);
+}
+
 }  // namespace weft

@@ -183,9 +183,7 @@ weftResult_t directReduce(CollContext& ctx, const CollArgs& args) {
   if (n == 1) {
     copyIfApart(out, own, bytes);
   } else {
-    reduceElements(args.datatype, args.op, out, input(0), input(1), args.count);
-    for (int p = 2; p < n; ++p)
-      reduceElements(args.datatype, args.op, out, out, input(p), args.count);
+    reduceInRankOrder(args.datatype, args.op, out, n, args.count, input);
   }
   if (args.op == weftAvg) finishAverage(args.datatype, out, args.count, n);
   return weftSuccess;
