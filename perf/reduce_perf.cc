@@ -5,20 +5,9 @@
 
 #include "perf_check.h"
 #include "perf_collective.h"
+#include "perf_shapes.h"
 
 namespace {
-
-double BusBwFactor(int /*nranks*/) { return 1.0; }
-
-size_t CountForBytes(size_t bytes, size_t elem_size, int /*nranks*/) {
-  return std::max<size_t>(1, bytes / elem_size);
-}
-
-size_t BytesForCount(size_t count, size_t elem_size, int /*nranks*/) { return count * elem_size; }
-
-size_t BufferElems(size_t count, int /*nranks*/) { return count; }
-
-size_t InPlaceOffset(size_t /*count*/, int /*rank*/) { return 0; }
 
 int64_t Expected(size_t index, const PerfCall& call) {
   return PerfReducedValue(call.op, call.nranks, index);
@@ -41,13 +30,13 @@ int main(int argc, char** argv) {
   collective.takes_root = true;
   collective.has_in_place = true;
   collective.result_on_root_only = true;
-  collective.busbw_factor = BusBwFactor;
-  collective.count_for_bytes = CountForBytes;
-  collective.bytes_for_count = BytesForCount;
-  collective.send_elems = BufferElems;
-  collective.recv_elems = BufferElems;
-  collective.inplace_send_offset = InPlaceOffset;
-  collective.inplace_recv_offset = InPlaceOffset;
+  collective.busbw_factor = PerfBusBwOne;
+  collective.count_for_bytes = PerfCountOfBuffer;
+  collective.bytes_for_count = PerfBytesOfBuffer;
+  collective.send_elems = PerfElemsCount;
+  collective.recv_elems = PerfElemsCount;
+  collective.inplace_send_offset = PerfOffsetZero;
+  collective.inplace_recv_offset = PerfOffsetZero;
   collective.expected = Expected;
   collective.run = Run;
   collective.start = Start;
