@@ -29,6 +29,25 @@ macro(weft_detect_MPI)
   set(_found ${MPI_C_FOUND})
 endmacro()
 
+# PyTorch (Debian's python3-torch + libtorch-dev + pybind11-dev). Debian's own
+# interpreter is preferred: the first python3 on PATH may be another one that
+# cannot import Debian's torch.
+macro(weft_detect_TORCH)
+  set(_found FALSE)
+  if(NOT Python3_EXECUTABLE AND EXISTS /usr/bin/python3)
+    set(Python3_EXECUTABLE /usr/bin/python3)
+  endif()
+  find_package(Python3 QUIET COMPONENTS Interpreter Development.Module)
+  if(Python3_FOUND)
+    find_package(Torch QUIET)
+    find_package(pybind11 CONFIG QUIET)
+    find_library(WEFT_TORCH_PYTHON_LIB torch_python HINTS ${TORCH_INSTALL_PREFIX}/lib)
+    if(Torch_FOUND AND pybind11_FOUND AND WEFT_TORCH_PYTHON_LIB)
+      set(_found TRUE)
+    endif()
+  endif()
+endmacro()
+
 macro(weft_feature NAME DESC)
   set(WEFT_WITH_${NAME} AUTO CACHE STRING "Build with ${DESC}: AUTO, ON or OFF")
   set_property(CACHE WEFT_WITH_${NAME} PROPERTY STRINGS AUTO ON OFF)

@@ -1,0 +1,261 @@
+// Tensor checks, dtype/op mapping and the weft calls behind each torch
+// collective. Every function starts the operation and returns at once; the
+// work queue waits for the requests and runs the copy-out.
+#include "weft_ops.h"
+
+#include <c10/util/Exception.h>
+
+#include <cstring>
+#include <numeric>
+
+namespace weft_torch {
+namespace {
+
+const char* lastError() {
+  const char* s = weftGetLastError(nullptr);
+  return (s != nullptr && *s != '\0') ? s : "no detail";
+}
+
+void check(weftResult_t rc, const char* what) {
+  if (rc != weftSuccess) throwWeftError(rc, what);
+}
+
+}  // namespace
+
+weftDataType_t weftTypeOf(at::ScalarType t) {
+  switch (t) {
+    case at::kChar:
+      return weftInt8;
+    case at::kByte:
+      return weftUint8;
+    case at::kInt:
+      return weftInt32;
+    case at::kLong:
+      return weftInt64;
+    case at::kHalf:
+      return weftFloat16;
+    case at::kBFloat16:
+      return weftBfloat16;
+    case at::kFloat:
+      return weftFloat32;
+    case at::kDouble:
+      return weftFloat64;
+    default:
+      TORCH_CHECK(false, "weft: unsupported tensor dtype ", t,
+                  " (weft has int8, uint8, int32, int64, float16, bfloat16, float32, float64)");
+  }
+}
+
+namespace {
+
+weftRedOp_t toWeft(const c10d::ReduceOp& op) {
+  switch (static_cast<c10d::ReduceOp::RedOpType>(op)) {
+    case c10d::ReduceOp::SUM:
+      return weftSum;
+    case c10d::ReduceOp::PRODUCT:
+      return weftProd;
+    case c10d::ReduceOp::MIN:
+      return weftMin;
+    case c10d::ReduceOp::MAX:
+      return weftMax;
+    case c10d::ReduceOp::AVG:
+      return weftAvg;
+    default:
+      TORCH_CHECK(false, "weft: unsupported ReduceOp ", static_cast<int>(op),
+                  " (weft has SUM, PRODUCT, MIN, MAX and AVG; no bitwise ops or PREMUL_SUM)");
+  }
+}
+
+// CPU, strided, contiguous: weft reads and writes the storage directly.
+void checkTensor(const at::Tensor& t, const char* name) {
+  TORCH_CHECK(t.defined(), "weft: ", name, " is an undefined tensor");
+  TORCH_CHECK(t.device().is_cpu(), "weft: ", name, " is on ", t.device(),
+              "; this build of the weft backend takes CPU tensors only");
+  TORCH_CHECK(t.layout() == at::kStrided, "weft: ", name, " must be a dense (strided) tensor");
+  TORCH_CHECK(t.is_contiguous(), "weft: ", name, " must be contiguous");
+}
+
+void checkSame(const at::Tensor& a, const at::Tensor& b, const char* name) {
+  checkTensor(b, name);
+  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "weft: ", name, " has dtype ", b.scalar_type(),
+              " but the input has ", a.scalar_type());
+}
+
+void checkRoot(int root, int size, const char* what) {
+  TORCH_CHECK(root >= 0 && root < size, "weft: ", what, " root ", root,
+              " is out of range for a group of ", size);
+}
+
+size_t count(const at::Tensor& t) { return static_cast<size_t>(t.numel()); }
+
+}  // namespace
+
+void throwWeftError(weftResult_t rc, const char* what) {
+  TORCH_CHECK(false, "weft: ", what, " failed: ", weftGetErrorString(rc), ": ", lastError());
+}
+
+WeftComm::WeftComm(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size)
+    : rank_(rank), size_(size) {
+  static const char* kKey = "weft_unique_id";
+  weftUniqueId id;
+  if (rank == 0) {
+    check(weftGetUniqueId(&id), "weftGetUniqueId");
+    const auto* p = reinterpret_cast<const uint8_t*>(&id);
+    store->set(kKey, std::vector<uint8_t>(p, p + sizeof(id)));
+  } else {
+    std::vector<uint8_t> bytes = store->get(kKey);
+    TORCH_CHECK(bytes.size() == sizeof(id), "weft: the store's unique id has ", bytes.size(),
+                " bytes, expected ", sizeof(id), " (a different weft version on rank 0?)");
+    std::memcpy(&id, bytes.data(), sizeof(id));
+  }
+  check(weftCommInitRank(&comm_, size, id, rank), "weftCommInitRank");
+}
+
+WeftComm::~WeftComm() {
+  if (comm_ != nullptr) {
+    weftResult_t async = weftSuccess;
+    weftCommGetAsyncError(comm_, &async);
+    // A broken communicator is aborted: destroy would wait for peers that are gone.
+    if (async != weftSuccess) {
+      weftCommAbort(comm_);
+    } else {
+      weftCommDestroy(comm_);
+    }
+  }
+}
+
+Submission WeftComm::allreduce(at::Tensor& t, const c10d::ReduceOp& op) {
+  checkTensor(t, "tensor");
+  weftRedOp_t wop = toWeft(op);
+  Submission s;
+  s.outputs = {t};
+  std::lock_guard<std::mutex> lock(mu_);
+  weftRequest_t req = nullptr;
+  check(weftAllReduceAsync(t.data_ptr(), t.data_ptr(), count(t), weftTypeOf(t.scalar_type()), wop,
+                           comm_, &req),
+        "allreduce");
+  s.requests.push_back(req);
+  return s;
+}
+
+Submission WeftComm::allreduceCoalesced(std::vector<at::Tensor>& ts, const c10d::ReduceOp& op) {
+  TORCH_CHECK(!ts.empty(), "weft: allreduce_coalesced got no tensors");
+  std::vector<at::Tensor> flat;
+  for (auto& t : ts) {
+    checkSame(ts[0], t, "allreduce_coalesced tensor");
+    flat.push_back(t.view({-1}));
+  }
+  at::Tensor staged = at::cat(flat);
+  Submission s = allreduce(staged, op);
+  s.keepAlive = {staged};
+  s.outputs = ts;
+  s.finish = [ts, staged]() {
+    int64_t off = 0;
+    for (const auto& t : ts) {
+      t.view({-1}).copy_(staged.narrow(0, off, t.numel()));
+      off += t.numel();
+    }
+  };
+  return s;
+}
+
+Submission WeftComm::broadcast(at::Tensor& t, int root) {
+  checkTensor(t, "tensor");
+  checkRoot(root, size_, "broadcast");
+  Submission s;
+  s.outputs = {t};
+  std::lock_guard<std::mutex> lock(mu_);
+  weftRequest_t req = nullptr;
+  check(weftBroadcastAsync(t.data_ptr(), t.data_ptr(), count(t), weftTypeOf(t.scalar_type()), root,
+                           comm_, &req),
+        "broadcast");
+  s.requests.push_back(req);
+  return s;
+}
+
+Submission WeftComm::reduce(at::Tensor& t, int root, const c10d::ReduceOp& op) {
+  checkTensor(t, "tensor");
+  checkRoot(root, size_, "reduce");
+  weftRedOp_t wop = toWeft(op);
+  Submission s;
+  s.outputs = {t};
+  std::lock_guard<std::mutex> lock(mu_);
+  weftRequest_t req = nullptr;
+  check(weftReduceAsync(t.data_ptr(), t.data_ptr(), count(t), weftTypeOf(t.scalar_type()), wop,
+                        root, comm_, &req),
+        "reduce");
+  s.requests.push_back(req);
+  return s;
+}
+
+Submission WeftComm::allgatherBase(at::Tensor& output, at::Tensor& input) {
+  checkTensor(input, "input");
+  checkSame(input, output, "output");
+  TORCH_CHECK(output.numel() == input.numel() * size_, "weft: allgather output has ",
+              output.numel(), " elements, expected ", size_, " x ", input.numel());
+  Submission s;
+  s.outputs = {output};
+  std::lock_guard<std::mutex> lock(mu_);
+  weftRequest_t req = nullptr;
+  check(weftAllGatherAsync(input.data_ptr(), output.data_ptr(), count(input),
+                           weftTypeOf(input.scalar_type()), comm_, &req),
+        "allgather");
+  s.requests.push_back(req);
+  return s;
+}
+
+Submission WeftComm::allgather(std::vector<at::Tensor>& outputs, at::Tensor& input) {
+  checkTensor(input, "input");
+  TORCH_CHECK(static_cast<int>(outputs.size()) == size_, "weft: allgather needs ", size_,
+              " output tensors, got ", outputs.size());
+  for (auto& o : outputs) {
+    checkSame(input, o, "allgather output");
+    TORCH_CHECK(o.numel() == input.numel(), "weft: allgather outputs must match the input size");
+  }
+  at::Tensor staged = at::empty({input.numel() * size_}, input.options());
+  Submission s = allgatherBase(staged, input);
+  s.keepAlive = {staged};
+  s.outputs = outputs;
+  s.finish = [outputs, staged, n = input.numel()]() {
+    for (size_t i = 0; i < outputs.size(); ++i)
+      outputs[i].view({-1}).copy_(staged.narrow(0, static_cast<int64_t>(i) * n, n));
+  };
+  return s;
+}
+
+Submission WeftComm::reduceScatterBase(at::Tensor& output, at::Tensor& input,
+                                       const c10d::ReduceOp& op) {
+  checkTensor(input, "input");
+  checkSame(input, output, "output");
+  TORCH_CHECK(input.numel() == output.numel() * size_, "weft: reduce_scatter input has ",
+              input.numel(), " elements, expected ", size_, " x ", output.numel());
+  weftRedOp_t wop = toWeft(op);
+  Submission s;
+  s.outputs = {output};
+  std::lock_guard<std::mutex> lock(mu_);
+  weftRequest_t req = nullptr;
+  check(weftReduceScatterAsync(input.data_ptr(), output.data_ptr(), count(output),
+                               weftTypeOf(input.scalar_type()), wop, comm_, &req),
+        "reduce_scatter");
+  s.requests.push_back(req);
+  return s;
+}
+
+Submission WeftComm::reduceScatter(at::Tensor& output, std::vector<at::Tensor>& inputs,
+                                   const c10d::ReduceOp& op) {
+  checkTensor(output, "output");
+  TORCH_CHECK(static_cast<int>(inputs.size()) == size_, "weft: reduce_scatter needs ", size_,
+              " input tensors, got ", inputs.size());
+  std::vector<at::Tensor> flat;
+  for (auto& in : inputs) {
+    checkSame(output, in, "reduce_scatter input");
+    TORCH_CHECK(in.numel() == output.numel(), "weft: reduce_scatter inputs must match the output");
+    flat.push_back(in.view({-1}));
+  }
+  at::Tensor staged = at::cat(flat);
+  Submission s = reduceScatterBase(output, staged, op);
+  s.keepAlive = {staged};
+  return s;
+}
+
+}  // namespace weft_torch

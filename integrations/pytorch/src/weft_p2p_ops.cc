@@ -1,0 +1,246 @@
+// The torch operations that weft runs as fused groups of sends and receives
+// (all-to-all with split sizes, gather, scatter, batch_isend_irecv), plus
+// barrier and plain send/recv. A rank's own block is copied locally before the
+// group starts; zero-sized blocks are skipped on both sides alike, since the
+// sender's split for a peer is the receiver's split for the sender.
+#include <c10/util/Exception.h>
+
+#include "weft_ops.h"
+
+namespace weft_torch {
+namespace {
+
+void checkCpuContiguous(const at::Tensor& t, const char* name) {
+  TORCH_CHECK(t.defined() && t.device().is_cpu() && t.layout() == at::kStrided && t.is_contiguous(),
+              "weft: ", name, " must be a defined, contiguous CPU tensor");
+}
+
+weftDataType_t dtypeOf(const at::Tensor& t) { return weftTypeOf(t.scalar_type()); }
+
+// Sends or receives a whole tensor inside an open group; returns the first failure.
+weftResult_t sendAll(const at::Tensor& t, int peer, weftComm_t comm) {
+  if (t.numel() == 0) return weftSuccess;
+  return weftSend(t.data_ptr(), static_cast<size_t>(t.numel()), dtypeOf(t), peer, comm, nullptr);
+}
+weftResult_t recvAll(const at::Tensor& t, int peer, weftComm_t comm) {
+  if (t.numel() == 0) return weftSuccess;
+  return weftRecv(t.data_ptr(), static_cast<size_t>(t.numel()), dtypeOf(t), peer, comm, nullptr);
+}
+
+}  // namespace
+
+weftRequest_t WeftComm::runGroup(const char* what, const std::function<void()>& post) {
+  weftGroupStart();
+  try {
+    post();
+  } catch (...) {
+    weftGroupEnd();  // closes the group; whatever was recorded runs (and may fail)
+    throw;
+  }
+  weftRequest_t req = nullptr;
+  weftResult_t rc = weftGroupEndAsync(&req);
+  if (rc != weftSuccess) throwWeftError(rc, what);
+  return req;
+}
+
+Submission WeftComm::alltoallBase(at::Tensor& output, at::Tensor& input,
+                                  const std::vector<int64_t>& outSplits,
+                                  const std::vector<int64_t>& inSplits) {
+  checkCpuContiguous(input, "alltoall input");
+  checkCpuContiguous(output, "alltoall output");
+  TORCH_CHECK(input.scalar_type() == output.scalar_type(),
+              "weft: alltoall input and output dtypes differ");
+  Submission s;
+  s.outputs = {output};
+  if (outSplits.empty() && inSplits.empty()) {
+    TORCH_CHECK(input.numel() % size_ == 0 && output.numel() == input.numel(),
+                "weft: alltoall without splits needs equal input and output sizes divisible by ",
+                size_);
+    std::lock_guard<std::mutex> lock(mu_);
+    weftRequest_t req = nullptr;
+    weftResult_t rc =
+        weftAllToAllAsync(input.data_ptr(), output.data_ptr(),
+                          static_cast<size_t>(input.numel() / size_), dtypeOf(input), comm_, &req);
+    if (rc != weftSuccess) throwWeftError(rc, "alltoall");
+    s.requests.push_back(req);
+    return s;
+  }
+  // Splits count rows along dim 0; an empty list means equal rows per peer.
+  auto rowsOf = [&](const at::Tensor& t, const std::vector<int64_t>& splits, const char* name) {
+    int64_t rows = t.dim() == 0 ? 1 : t.size(0);
+    std::vector<int64_t> out = splits;
+    if (out.empty()) {
+      TORCH_CHECK(rows % size_ == 0, "weft: alltoall ", name, " rows not divisible by ", size_);
+      out.assign(size_, rows / size_);
+    }
+    TORCH_CHECK(static_cast<int>(out.size()) == size_, "weft: alltoall ", name, " has ", out.size(),
+                " split sizes for a group of ", size_);
+    int64_t sum = 0;
+    for (int64_t v : out) {
+      TORCH_CHECK(v >= 0, "weft: alltoall ", name, " has a negative split size");
+      sum += v;
+    }
+    TORCH_CHECK(sum == rows, "weft: alltoall ", name, " split sizes add up to ", sum,
+                " but the tensor has ", rows, " rows");
+    return out;
+  };
+  std::vector<int64_t> ins = rowsOf(input, inSplits, "input");
+  std::vector<int64_t> outs = rowsOf(output, outSplits, "output");
+  std::vector<at::Tensor> inBlocks, outBlocks;
+  int64_t inOff = 0, outOff = 0;
+  for (int p = 0; p < size_; ++p) {
+    inBlocks.push_back(input.narrow(0, inOff, ins[p]));
+    outBlocks.push_back(output.narrow(0, outOff, outs[p]));
+    inOff += ins[p];
+    outOff += outs[p];
+  }
+  TORCH_CHECK(inBlocks[rank_].numel() == outBlocks[rank_].numel(), "weft: alltoall sends ",
+              inBlocks[rank_].numel(), " elements to itself but expects ",
+              outBlocks[rank_].numel());
+  outBlocks[rank_].copy_(inBlocks[rank_]);
+  std::lock_guard<std::mutex> lock(mu_);
+  s.requests.push_back(runGroup("alltoall", [&]() {
+    for (int p = 0; p < size_; ++p) {
+      if (p == rank_) continue;
+      if (sendAll(inBlocks[p], p, comm_) != weftSuccess) throwWeftError(weftInvalidUsage, "send");
+      if (recvAll(outBlocks[p], p, comm_) != weftSuccess) throwWeftError(weftInvalidUsage, "recv");
+    }
+  }));
+  return s;
+}
+
+Submission WeftComm::alltoall(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs) {
+  TORCH_CHECK(static_cast<int>(outputs.size()) == size_ && static_cast<int>(inputs.size()) == size_,
+              "weft: alltoall needs ", size_, " input and output tensors");
+  for (int p = 0; p < size_; ++p) {
+    checkCpuContiguous(inputs[p], "alltoall input");
+    checkCpuContiguous(outputs[p], "alltoall output");
+  }
+  outputs[rank_].copy_(inputs[rank_]);
+  Submission s;
+  s.outputs = outputs;
+  std::lock_guard<std::mutex> lock(mu_);
+  s.requests.push_back(runGroup("alltoall", [&]() {
+    for (int p = 0; p < size_; ++p) {
+      if (p == rank_) continue;
+      if (sendAll(inputs[p], p, comm_) != weftSuccess) throwWeftError(weftInvalidUsage, "send");
+      if (recvAll(outputs[p], p, comm_) != weftSuccess) throwWeftError(weftInvalidUsage, "recv");
+    }
+  }));
+  return s;
+}
+
+Submission WeftComm::gather(std::vector<at::Tensor>& outputs, at::Tensor& input, int root) {
+  checkCpuContiguous(input, "gather input");
+  TORCH_CHECK(root >= 0 && root < size_, "weft: gather root ", root, " is out of range");
+  Submission s;
+  if (rank_ == root) {
+    TORCH_CHECK(static_cast<int>(outputs.size()) == size_, "weft: gather needs ", size_,
+                " output tensors on the root");
+    for (auto& o : outputs) checkCpuContiguous(o, "gather output");
+    outputs[rank_].copy_(input);
+    s.outputs = outputs;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  s.requests.push_back(runGroup("gather", [&]() {
+    if (rank_ != root) {
+      if (sendAll(input, root, comm_) != weftSuccess) throwWeftError(weftInvalidUsage, "send");
+      return;
+    }
+    for (int p = 0; p < size_; ++p)
+      if (p != rank_ && recvAll(outputs[p], p, comm_) != weftSuccess)
+        throwWeftError(weftInvalidUsage, "recv");
+  }));
+  return s;
+}
+
+Submission WeftComm::scatter(at::Tensor& output, std::vector<at::Tensor>& inputs, int root) {
+  checkCpuContiguous(output, "scatter output");
+  TORCH_CHECK(root >= 0 && root < size_, "weft: scatter root ", root, " is out of range");
+  Submission s;
+  s.outputs = {output};
+  if (rank_ == root) {
+    TORCH_CHECK(static_cast<int>(inputs.size()) == size_, "weft: scatter needs ", size_,
+                " input tensors on the root");
+    for (auto& in : inputs) checkCpuContiguous(in, "scatter input");
+    output.copy_(inputs[rank_]);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  s.requests.push_back(runGroup("scatter", [&]() {
+    if (rank_ != root) {
+      if (recvAll(output, root, comm_) != weftSuccess) throwWeftError(weftInvalidUsage, "recv");
+      return;
+    }
+    for (int p = 0; p < size_; ++p)
+      if (p != rank_ && sendAll(inputs[p], p, comm_) != weftSuccess)
+        throwWeftError(weftInvalidUsage, "send");
+  }));
+  return s;
+}
+
+Submission WeftComm::barrier() {
+  Submission s;
+  std::lock_guard<std::mutex> lock(mu_);
+  weftRequest_t req = nullptr;
+  weftResult_t rc = weftBarrierAsync(comm_, &req);
+  if (rc != weftSuccess) throwWeftError(rc, "barrier");
+  s.requests.push_back(req);
+  return s;
+}
+
+Submission WeftComm::send(at::Tensor& t, int peer) {
+  checkCpuContiguous(t, "send tensor");
+  TORCH_CHECK(peer >= 0 && peer < size_ && peer != rank_, "weft: send peer ", peer,
+              " is out of range or this rank");
+  Submission s;
+  s.outputs = {t};
+  std::lock_guard<std::mutex> lock(mu_);
+  if (coalescing_) {  // recorded into the open group; the batch's request covers it
+    weftResult_t rc = weftSend(t.data_ptr(), t.numel(), dtypeOf(t), peer, comm_, nullptr);
+    if (rc != weftSuccess) throwWeftError(rc, "send");
+    return s;
+  }
+  weftRequest_t req = nullptr;
+  weftResult_t rc = weftSendAsync(t.data_ptr(), t.numel(), dtypeOf(t), peer, comm_, &req);
+  if (rc != weftSuccess) throwWeftError(rc, "send");
+  s.requests.push_back(req);
+  return s;
+}
+
+Submission WeftComm::recv(at::Tensor& t, int peer) {
+  checkCpuContiguous(t, "recv tensor");
+  TORCH_CHECK(peer >= 0 && peer < size_ && peer != rank_, "weft: recv peer ", peer,
+              " is out of range or this rank");
+  Submission s;
+  s.outputs = {t};
+  std::lock_guard<std::mutex> lock(mu_);
+  if (coalescing_) {
+    weftResult_t rc = weftRecv(t.data_ptr(), t.numel(), dtypeOf(t), peer, comm_, nullptr);
+    if (rc != weftSuccess) throwWeftError(rc, "recv");
+    return s;
+  }
+  weftRequest_t req = nullptr;
+  weftResult_t rc = weftRecvAsync(t.data_ptr(), t.numel(), dtypeOf(t), peer, comm_, &req);
+  if (rc != weftSuccess) throwWeftError(rc, "recv");
+  s.requests.push_back(req);
+  return s;
+}
+
+void WeftComm::beginCoalescing() {
+  std::lock_guard<std::mutex> lock(mu_);
+  TORCH_CHECK(!coalescing_, "weft: coalescing is already open on this group");
+  weftGroupStart();
+  coalescing_ = true;
+}
+
+weftRequest_t WeftComm::endCoalescing() {
+  std::lock_guard<std::mutex> lock(mu_);
+  TORCH_CHECK(coalescing_, "weft: endCoalescing without startCoalescing");
+  coalescing_ = false;
+  weftRequest_t req = nullptr;
+  weftResult_t rc = weftGroupEndAsync(&req);
+  if (rc != weftSuccess) throwWeftError(rc, "batch_isend_irecv");
+  return req;
+}
+
+}  // namespace weft_torch
