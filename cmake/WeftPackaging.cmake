@@ -16,5 +16,8 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/weftConfigVersion.cmake
 install(FILES ${PROJECT_BINARY_DIR}/weftConfig.cmake ${PROJECT_BINARY_DIR}/weftConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/weft)
 
+# The .pc file names its prefix relative to itself, so `cmake --install --prefix`
+# anywhere gives a file that pkg-config resolves correctly.
+file(RELATIVE_PATH WEFT_PC_TO_PREFIX "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/weft.pc.in ${PROJECT_BINARY_DIR}/weft.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/weft.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
