@@ -1,0 +1,141 @@
+// Ring allreduce written once over the device channel API (weft/device/
+// channel.h): the CUDA data-movement kernel runs it with a block as its lanes,
+// and the host tests run the same code with threads as ranks, so its logic is
+// checked on every CI machine, GPU or not.
+//
+// Schedule: the buffer is cut into nranks chunks; rank r ends up owning the
+// reduction of chunk (r + 1) % nranks after the reduce-scatter half, and the
+// allgather half circulates the owned chunks. The chunks advance in pieces of
+// at most one slot; every piece runs through all 2(n-1) steps before the next
+// piece starts, so each link carries one message per step and one free slot
+// is enough for progress (no step waits on a send that needs a later receive).
+// Reductions happen in flight: a received piece is combined with the local
+// input straight into the next outgoing slot (recvReduceSend), and the final
+// step writes into the output (recvReduceCopy), then forwards it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "weft/device/channel.h"
+
+namespace weft {
+namespace dev {
+
+struct RingArgs {
+  int rank;
+  int nranks;
+  Channel send;  // to rank + 1
+  Channel recv;  // from rank - 1
+};
+
+template <typename T, typename Op, typename Lanes>
+WEFT_HD void combineInto(T* dst, const T* a, const T* b, size_t n, const Lanes& lanes) {
+  for (size_t i = lanes.index(); i < n; i += lanes.count()) dst[i] = Op::apply(a[i], b[i]);
+}
+
+template <typename T, typename Lanes>
+WEFT_HD void copyInto(T* dst, const T* src, size_t n, const Lanes& lanes) {
+  for (size_t i = lanes.index(); i < n; i += lanes.count()) dst[i] = src[i];
+}
+
+// out = reduction over ranks of in (count elements). Returns false when a wait
+// was aborted. `shared` is one int visible to every lane (__shared__ on a GPU).
+template <typename T, typename Op, typename Lanes>
+WEFT_HD bool ringAllreduce(const T* in, T* out, size_t count, const RingArgs& ring,
+                           const Lanes& lanes, int* shared) {
+  const int n = ring.nranks;
+  if (n == 1) {
+    copyInto(out, in, count, lanes);
+    lanes.sync();
+    return true;
+  }
+  const size_t chunk = (count + n - 1) / n;
+  const size_t pieceElems = ring.send.slotBytes / sizeof(T);
+  uint64_t sent = 0, received = 0;
+  for (size_t offset = 0; offset < chunk; offset += pieceElems) {
+    // The piece of chunk c at this offset: [begin, begin + len) of the buffer.
+    auto pieceOf = [&](int c, size_t* len) {
+      const size_t begin = static_cast<size_t>(c) * chunk + offset;
+      const size_t end = static_cast<size_t>(c) * chunk + chunk < count
+                             ? static_cast<size_t>(c) * chunk + chunk
+                             : count;
+      const size_t stop = begin + pieceElems < end ? begin + pieceElems : end;
+      *len = begin < stop ? stop - begin : 0;
+      return begin;
+    };
+    size_t len = 0, got = 0;
+    uint64_t bytes = 0;
+    // Step 0: send our input piece of chunk r.
+    size_t at = pieceOf(ring.rank, &len);
+    if (!waitCredit(ring.send, sent, lanes, shared)) return false;
+    copyInto(reinterpret_cast<T*>(slotOf(ring.send, sent)), in + at, len, lanes);
+    post(ring.send, sent++, len * sizeof(T), lanes);
+    // Steps 1 .. n-1 of reduce-scatter: receive chunk r-s, add ours, pass on
+    // (or, at the last step, keep the finished piece in `out` and pass it on:
+    // that is the first allgather step).
+    for (int s = 1; s < n; ++s) {
+      const int c = (ring.rank - s + n) % n;
+      at = pieceOf(c, &len);
+      if (!waitData(ring.recv, received, lanes, shared, &bytes)) return false;
+      got = static_cast<size_t>(bytes / sizeof(T));
+      const T* incoming = reinterpret_cast<const T*>(slotOf(ring.recv, received));
+      if (!waitCredit(ring.send, sent, lanes, shared)) return false;
+      T* outgoing = reinterpret_cast<T*>(slotOf(ring.send, sent));
+      if (s < n - 1) {
+        combineInto<T, Op>(outgoing, incoming, in + at, got, lanes);
+      } else {
+        combineInto<T, Op>(out + at, incoming, in + at, got, lanes);
+        lanes.sync();
+        copyInto(outgoing, out + at, got, lanes);
+      }
+      consume(ring.recv, received++, lanes);
+      post(ring.send, sent++, got * sizeof(T), lanes);
+    }
+    // Allgather: receive finished chunks r-s+1 .. and forward all but the last.
+    for (int s = 1; s < n; ++s) {
+      const int c = (ring.rank - s + 1 + n) % n;
+      at = pieceOf(c, &len);
+      if (!waitData(ring.recv, received, lanes, shared, &bytes)) return false;
+      got = static_cast<size_t>(bytes / sizeof(T));
+      const T* incoming = reinterpret_cast<const T*>(slotOf(ring.recv, received));
+      copyInto(out + at, incoming, got, lanes);
+      if (s < n - 1) {
+        if (!waitCredit(ring.send, sent, lanes, shared)) return false;
+        copyInto(reinterpret_cast<T*>(slotOf(ring.send, sent)), incoming, got, lanes);
+        post(ring.send, sent++, got * sizeof(T), lanes);
+      }
+      consume(ring.recv, received++, lanes);
+    }
+  }
+  lanes.sync();
+  return true;
+}
+
+struct OpSum {
+  template <typename T>
+  WEFT_HD static T apply(T a, T b) {
+    return a + b;
+  }
+};
+struct OpProd {
+  template <typename T>
+  WEFT_HD static T apply(T a, T b) {
+    return a * b;
+  }
+};
+struct OpMax {
+  template <typename T>
+  WEFT_HD static T apply(T a, T b) {
+    return a < b ? b : a;
+  }
+};
+struct OpMin {
+  template <typename T>
+  WEFT_HD static T apply(T a, T b) {
+    return b < a ? b : a;
+  }
+};
+
+}  // namespace dev
+}  // namespace weft
