@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "weft/device/channel.h"
 
@@ -112,16 +113,37 @@ WEFT_HD bool ringAllreduce(const T* in, T* out, size_t count, const RingArgs& ri
   return true;
 }
 
+// The ops on one element. Signed integer sum and prod wrap (computed on the
+// unsigned type of the same width, as the host kernels do), never overflow UB.
+template <typename T>
+WEFT_HD T wrapAdd(T a, T b) {
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+  } else {
+    return a + b;
+  }
+}
+template <typename T>
+WEFT_HD T wrapMul(T a, T b) {
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
+  } else {
+    return a * b;
+  }
+}
+
 struct OpSum {
   template <typename T>
   WEFT_HD static T apply(T a, T b) {
-    return a + b;
+    return wrapAdd(a, b);
   }
 };
 struct OpProd {
   template <typename T>
   WEFT_HD static T apply(T a, T b) {
-    return a * b;
+    return wrapMul(a, b);
   }
 };
 struct OpMax {

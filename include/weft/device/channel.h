@@ -17,7 +17,8 @@
 //
 // Device API for users (in the spirit of MSCCL++'s channels): waitCredit/slot/
 // post on the sending side ("put" + "signal"), waitData/consume on the
-// receiving side ("wait" + "flush"); see examples/fused_exchange.cu.
+// receiving side ("wait" + "flush"); see docs/examples/fused_exchange.cu and
+// collectives/kernels/ring_allreduce_schedule.h.
 #pragma once
 
 #include <cstddef>

@@ -1,0 +1,70 @@
+// Shared pieces of the GPU tests and the GPU bandwidth check: whether a GPU is
+// visible, and device channels for ranks that live on one GPU (FIFO memory in
+// device memory, the abort flag in mapped host memory so the host can raise it
+// while a kernel spins).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "weft/device/channel.h"
+
+namespace gpu_test {
+
+// Empty when a GPU can be used; otherwise why not (for "SKIPPED: ...").
+inline std::string whyNoGpu() {
+  int n = 0;
+  cudaError_t rc = cudaGetDeviceCount(&n);
+  if (rc != cudaSuccess) return std::string("no GPU (") + cudaGetErrorString(rc) + ")";
+  if (n == 0) return "no GPU";
+  return "";
+}
+
+// Links r -> r+1 for `nranks` ranks on the current GPU.
+class LocalRing {
+ public:
+  LocalRing(int nranks, uint32_t nslots, uint32_t slotBytes) : links_(nranks) {
+    cudaHostAlloc(reinterpret_cast<void**>(&abort_), sizeof(int), cudaHostAllocMapped);
+    *abort_ = 0;
+    int* abortDev = nullptr;
+    cudaHostGetDevicePointer(reinterpret_cast<void**>(&abortDev), abort_, 0);
+    for (auto& l : links_) {
+      void* slots = nullptr;
+      void* words = nullptr;
+      cudaMalloc(&slots, size_t{nslots} * slotBytes);
+      cudaMalloc(&words, (nslots + 2) * sizeof(uint64_t));
+      cudaMemset(words, 0, (nslots + 2) * sizeof(uint64_t));
+      auto* w = static_cast<uint64_t*>(words);
+      l = weft::dev::Channel{static_cast<unsigned char*>(slots),
+                             w,
+                             w + nslots,
+                             w + nslots + 1,
+                             nslots,
+                             slotBytes,
+                             abortDev};
+      allocations_.push_back(slots);
+      allocations_.push_back(words);
+    }
+    cudaMalloc(reinterpret_cast<void**>(&deviceLinks_), links_.size() * sizeof(links_[0]));
+    cudaMemcpy(deviceLinks_, links_.data(), links_.size() * sizeof(links_[0]),
+               cudaMemcpyHostToDevice);
+  }
+  ~LocalRing() {
+    for (void* p : allocations_) cudaFree(p);
+    cudaFree(deviceLinks_);
+    cudaFreeHost(abort_);
+  }
+  const weft::dev::Channel* deviceLinks() const { return deviceLinks_; }
+  void raiseAbort() { __atomic_store_n(abort_, 1, __ATOMIC_RELAXED); }
+
+ private:
+  std::vector<weft::dev::Channel> links_;
+  std::vector<void*> allocations_;
+  weft::dev::Channel* deviceLinks_ = nullptr;
+  int* abort_ = nullptr;
+};
+
+}  // namespace gpu_test
