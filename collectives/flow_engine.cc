@@ -122,7 +122,7 @@ weftResult_t runFlows(FlowPlan& plan, const FlowRunOptions& opts) {
     // abort and deadlines). Shared-memory channels wake us through the doorbell;
     // their sockets only report the peer's death.
     int npfd = 0;
-    bool bellFlows = false, fdFlows = false;
+    bool bellFlows = false, fdFlows = false, polledFlows = false;
     for (int f = 0; f < nflows; ++f) {
       FlowState& s = st[f];
       if (s.next >= s.total) continue;
@@ -135,6 +135,8 @@ weftResult_t runFlows(FlowPlan& plan, const FlowRunOptions& opts) {
         bellFlows = true;
       else if (fd >= 0)
         fdFlows = true;
+      else
+        polledFlows = true;  // verbs: completions are polled, nothing to sleep on
       if (fd < 0) continue;
       pfds[npfd++] = {fd, static_cast<short>(send && !ch->usesDoorbell() ? POLLOUT : POLLIN), 0};
     }
@@ -150,6 +152,10 @@ weftResult_t runFlows(FlowPlan& plan, const FlowRunOptions& opts) {
                       opts.timeoutSec, stuck.c_str());
     }
     int pollMs = 100;
+    if (polledFlows) {  // keep yielding between passes instead of sleeping
+      sched_yield();
+      continue;
+    }
     if (bellFlows && opts.doorbell != nullptr) {
       if (!armed) {
         // Arm, then make one more pass before sleeping (doorbell.h explains why).

@@ -1,9 +1,11 @@
 // The channel table a communicator hands its collectives: for each peer, the
-// best transport that reaches it (shared memory on the same node, else TCP),
-// per DESIGN.md's selection order.
+// best transport that reaches it (shared memory on the same node, else verbs
+// when every rank has an RDMA device, else TCP), per DESIGN.md's selection
+// order.
 #pragma once
 
 #include "transports/channel.h"
+#include "transports/ib/ib_available.h"
 #include "transports/shm/shm_transport.h"
 #include "transports/tcp/tcp_transport.h"
 
@@ -11,14 +13,17 @@ namespace weft {
 
 class PeerChannels : public ChannelTable {
  public:
-  PeerChannels(TcpTransport* tcp, ShmTransport* shm) : tcp_(tcp), shm_(shm) {}
+  PeerChannels(TcpTransport* tcp, ShmTransport* shm, IbTransport* ib)
+      : tcp_(tcp), shm_(shm), ib_(ib) {}
   Channel* sendChannel(int peer, int stream) override {
-    return shm_ && shm_->reaches(peer) ? shm_->sendChannel(peer, stream)
-                                       : tcp_->sendChannel(peer, stream);
+    if (shm_ && shm_->reaches(peer)) return shm_->sendChannel(peer, stream);
+    if (ib_ && ib_->reaches(peer)) return ib_->sendChannel(peer, stream);
+    return tcp_->sendChannel(peer, stream);
   }
   Channel* recvChannel(int peer, int stream) override {
-    return shm_ && shm_->reaches(peer) ? shm_->recvChannel(peer, stream)
-                                       : tcp_->recvChannel(peer, stream);
+    if (shm_ && shm_->reaches(peer)) return shm_->recvChannel(peer, stream);
+    if (ib_ && ib_->reaches(peer)) return ib_->recvChannel(peer, stream);
+    return tcp_->recvChannel(peer, stream);
   }
   int nstreams() const override { return tcp_->nstreams(); }
   Doorbell* doorbell() override { return shm_ ? shm_->doorbell() : nullptr; }
@@ -26,6 +31,7 @@ class PeerChannels : public ChannelTable {
  private:
   TcpTransport* tcp_;
   ShmTransport* shm_;
+  IbTransport* ib_;
 };
 
 }  // namespace weft

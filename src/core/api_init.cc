@@ -63,7 +63,24 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
     c->shm = std::make_unique<ShmTransport>();
     WEFT_CHECK(c->shm->setup(*c->bootstrap, *c->tcp, c->config.nstreams, c->config.shmFifoBytes));
   }
-  c->channels = std::make_unique<PeerChannels>(c->tcp.get(), c->shm.get());
+#ifdef WEFT_HAVE_VERBS
+  if (nranks > 1 && c->config.ibEnabled) {
+    std::vector<bool> wanted(nranks, false);
+    bool any = false;
+    for (int p = 0; p < nranks; ++p) {
+      wanted[p] = p != rank && !(c->shm && c->shm->reaches(p));
+      any = any || wanted[p];
+    }
+    // Every rank takes part (the verdict is agreed collectively), even one
+    // whose peers are all on its node.
+    c->ib = std::make_unique<IbTransport>();
+    bool usable = false;
+    WEFT_CHECK(c->ib->setup(*c->bootstrap, *c->tcp, wanted, c->config.nstreams,
+                            c->config.ibBufferBytes, &usable));
+    if (!usable || !any) c->ib.reset();
+  }
+#endif
+  c->channels = std::make_unique<PeerChannels>(c->tcp.get(), c->shm.get(), c->ib.get());
   if (c->shm && c->shm->localRanks() == nranks)
     c->board = std::make_unique<LocalBoard>(c->shm.get(), rank, nranks);
   WEFT_CHECK(allocStaging(c));

@@ -104,11 +104,16 @@ weftResult_t readCommConfig(CommConfig* cfg) {
     return setError(weftInvalidArgument, "WEFT_TIMEOUT=%s: expected a positive number of seconds",
                     configString("WEFT_TIMEOUT").c_str());
   cfg->spinUs = configInt("WEFT_SPIN_US");
+  cfg->ibEnabled = configString("WEFT_IB_DISABLE") != "1";
   cfg->shmEnabled = configString("WEFT_SHM_DISABLE") != "1";
   if (!parseSize(configString("WEFT_SHM_FIFO"), &v) || v < 4096 || v > (1LL << 30))
     return setError(weftInvalidArgument, "WEFT_SHM_FIFO=%s: expected a size from 4K to 1G",
                     configString("WEFT_SHM_FIFO").c_str());
   cfg->shmFifoBytes = static_cast<size_t>(v);
+  if (!parseSize(configString("WEFT_IB_BUFFER"), &v) || v < 65536 || v > (1LL << 30))
+    return setError(weftInvalidArgument, "WEFT_IB_BUFFER=%s: expected a size from 64K to 1G",
+                    configString("WEFT_IB_BUFFER").c_str());
+  cfg->ibBufferBytes = static_cast<size_t>(v);
   return weftSuccess;
 }
 

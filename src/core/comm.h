@@ -15,6 +15,7 @@
 #include "collectives/local_board.h"
 #include "collectives/local_copy.h"
 #include "core/request.h"
+#include "transports/ib/ib_available.h"
 #include "transports/peer_channels.h"
 #include "transports/shm/shm_transport.h"
 #include "transports/tcp/tcp_transport.h"
@@ -32,6 +33,8 @@ struct CommConfig {
   int64_t spinUs = 2;
   bool shmEnabled = true;
   size_t shmFifoBytes = 2 << 20;
+  bool ibEnabled = true;
+  size_t ibBufferBytes = 4 << 20;
 };
 
 // Reads WEFT_ALGO, WEFT_ONESHOT_MAX, WEFT_CHUNK, WEFT_SOCKET_NSTREAMS, WEFT_TIMEOUT,
@@ -48,6 +51,7 @@ struct weftComm {
   std::atomic<bool> aborted{false};
   std::unique_ptr<weft::Bootstrap> bootstrap;
   std::unique_ptr<weft::TcpTransport> tcp;
+  std::unique_ptr<weft::IbTransport> ib;    // null without verbs (built or found)
   std::unique_ptr<weft::ShmTransport> shm;  // null when no peer shares our node or disabled
   std::unique_ptr<weft::PeerChannels> channels;
   std::unique_ptr<weft::LocalBoard> board;  // set when every rank shares our node

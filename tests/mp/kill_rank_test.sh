@@ -18,7 +18,7 @@ mode=$4
 
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-WEFT_TIMEOUT=10 "$weft_run" -n "$nranks" --timeout 60 "$mp_kill" --die "$mode" >"$out" 2>&1
+WEFT_TIMEOUT=${WEFT_TIMEOUT:-10} "$weft_run" -n "$nranks" --timeout 60 "$mp_kill" --die "$mode" >"$out" 2>&1
 rc=$?
 cat "$out"
 echo "--- weft-run exited with status $rc"

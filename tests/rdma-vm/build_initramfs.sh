@@ -14,6 +14,8 @@ set -euo pipefail
 OUT=$(realpath -m "$1")
 COMMANDS=$(realpath "$2")
 shift 2
+PROGRAMS=()
+for prog in "$@"; do PROGRAMS+=("$(realpath "$prog")"); done
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$OUT/pkg"
 skip() { echo "SKIPPED: $*"; exit 77; }
@@ -67,7 +69,7 @@ copy_with_libs() {
   local f=$1 dest=$2
   mkdir -p "$ROOT$dest"
   cp -L "$f" "$ROOT$dest/"
-  ldd "$f" 2>/dev/null | awk '/=> \//{print $3} /^\t\/lib/{print $1}' | while read -r lib; do
+  { ldd "$f" 2>/dev/null || true; } | awk '/=> \//{print $3} /^\t\/lib/{print $1}' | while read -r lib; do
     [ -e "$ROOT$lib" ] && continue
     mkdir -p "$ROOT$(dirname "$lib")"
     cp -L "$lib" "$ROOT$lib"
@@ -81,7 +83,7 @@ provider=$(ls /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav*.so 2>/dev/null 
 [ -n "$provider" ] || skip "librxe provider missing (ibverbs-providers)"
 copy_with_libs "$provider" /usr/lib/x86_64-linux-gnu/libibverbs
 mkdir -p "$ROOT/etc/libibverbs.d" && cp /etc/libibverbs.d/rxe.driver "$ROOT/etc/libibverbs.d/"
-for prog in "$@"; do
+for prog in "${PROGRAMS[@]}"; do
   copy_with_libs "$prog" /tests
 done
 cp "$COMMANDS" "$ROOT/tests/commands"

@@ -17,7 +17,7 @@ mount -t configfs none /sys/kernel/config 2>/dev/null
 ip link set lo up
 ip link add dummy0 type dummy 2>/dev/null  # the dummy module may have made it already
 ip addr add 10.77.0.1/24 dev dummy0
-ip link set dummy0 up
+ip link set dummy0 mtu 9000 up  # rxe then uses 4096-byte packets: fewer to emulate
 rdma link add rxe0 type rxe netdev dummy0 || echo "WEFT_VM rdma link add failed"
 ibv_devinfo -v 2>&1 | grep -E "hca_id|state|link_layer|active_mtu|GID\[" | head -8
 failed=0

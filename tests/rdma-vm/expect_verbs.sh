@@ -1,0 +1,15 @@
+#!/bin/sh
+# Runs a weft job inside the guest and fails unless it passed *and* every rank
+# really used verbs (an INFO line "verbs on rxe0" per rank), so a silent
+# fallback to TCP can never pass the tier.
+#   expect_verbs.sh NRANKS COMMAND...
+n=$1
+shift
+log=/tmp/expect_verbs.$$
+WEFT_DEBUG=INFO WEFT_DEBUG_SUBSYS=NET "$@" >"$log" 2>&1
+rc=$?
+grep -v "WEFT INFO" "$log"
+used=$(grep -c "verbs on rxe0" "$log")
+echo "expect_verbs: exit $rc, $used communicator ranks on verbs (at least $n expected)"
+rm -f "$log"
+[ "$rc" -eq 0 ] && [ "$used" -ge "$n" ]  # split communicators add lines of their own

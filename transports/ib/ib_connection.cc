@@ -1,0 +1,298 @@
+// See ib_connection.h for the protocol and its accounting.
+#include "transports/ib/ib_connection.h"
+
+#include <arpa/inet.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include "core/config.h"
+#include "core/error.h"
+
+namespace weft {
+namespace {
+
+constexpr uint32_t kSignalEvery = 16;
+constexpr size_t kMaxMessage = 512 << 10;  // one WRITE at most; keeps the pipeline fed
+
+// A Channel facade over one direction of the connection.
+class IbChannel : public Channel {
+ public:
+  explicit IbChannel(IbConnection* c) : c_(c) {}
+  weftResult_t trySend(const void* d, size_t b, size_t* m) override { return c_->trySend(d, b, m); }
+  weftResult_t tryRecv(void* d, size_t b, size_t* m) override { return c_->tryRecv(d, b, m); }
+  // Completion queues are polled, not slept on: the executor yields between
+  // passes while a verbs channel is pending.
+  int waitFd() const override { return -1; }
+  const std::string& peerName() const override { return c_->peer(); }
+
+ private:
+  IbConnection* c_;
+};
+
+void* mapZeroed(size_t bytes) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+}  // namespace
+
+IbConnection::IbConnection(IbDevice* dev, std::string peer, size_t ringBytes, int deathFd)
+    : dev_(dev), peer_(std::move(peer)), ringBytes_(ringBytes), deathFd_(deathFd) {
+  sendSide_ = std::make_unique<IbChannel>(this);
+  recvSide_ = std::make_unique<IbChannel>(this);
+}
+
+IbConnection::~IbConnection() {
+  if (qp_ != nullptr) ibv_destroy_qp(qp_);
+  if (sendCq_ != nullptr) ibv_destroy_cq(sendCq_);
+  if (recvCq_ != nullptr) ibv_destroy_cq(recvCq_);
+  for (ibv_mr* mr : {ringMr_, stagingMr_, wordsMr_})
+    if (mr != nullptr) ibv_dereg_mr(mr);
+  if (ring_ != nullptr) munmap(ring_, ringBytes_);
+  if (staging_ != nullptr) munmap(staging_, ringBytes_);
+  if (words_ != nullptr) munmap(words_, 4096);
+}
+
+weftResult_t IbConnection::create(IbEndpoint* local) {
+  ring_ = static_cast<unsigned char*>(mapZeroed(ringBytes_));
+  staging_ = static_cast<unsigned char*>(mapZeroed(ringBytes_));
+  words_ = static_cast<uint64_t*>(mapZeroed(4096));
+  if (ring_ == nullptr || staging_ == nullptr || words_ == nullptr)
+    return setError(weftSystemError, "verbs buffers for %s: %s", peer_.c_str(), strerror(errno));
+  ringMr_ =
+      ibv_reg_mr(dev_->pd(), ring_, ringBytes_, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+  stagingMr_ = ibv_reg_mr(dev_->pd(), staging_, ringBytes_, IBV_ACCESS_LOCAL_WRITE);
+  wordsMr_ = ibv_reg_mr(dev_->pd(), words_, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+  if (ringMr_ == nullptr || stagingMr_ == nullptr || wordsMr_ == nullptr)
+    return setError(weftSystemError, "%s: ibv_reg_mr for %s failed: %s", dev_->name().c_str(),
+                    peer_.c_str(), strerror(errno));
+  sendCq_ = ibv_create_cq(dev_->context(), static_cast<int>(sqDepth_), nullptr, nullptr, 0);
+  recvCq_ = ibv_create_cq(dev_->context(), static_cast<int>(rqDepth_), nullptr, nullptr, 0);
+  if (sendCq_ == nullptr || recvCq_ == nullptr)
+    return setError(weftSystemError, "%s: ibv_create_cq failed: %s", dev_->name().c_str(),
+                    strerror(errno));
+  for (uint32_t inl : {64u, 0u}) {  // inline sends where the device offers them
+    ibv_qp_init_attr init{};
+    init.send_cq = sendCq_;
+    init.recv_cq = recvCq_;
+    init.qp_type = IBV_QPT_RC;
+    init.cap.max_send_wr = sqDepth_;
+    init.cap.max_recv_wr = rqDepth_;
+    init.cap.max_send_sge = 1;
+    init.cap.max_recv_sge = 1;
+    init.cap.max_inline_data = inl;
+    qp_ = ibv_create_qp(dev_->pd(), &init);
+    if (qp_ != nullptr) {
+      maxInline_ = init.cap.max_inline_data;
+      break;
+    }
+  }
+  if (qp_ == nullptr)
+    return setError(weftSystemError, "%s: ibv_create_qp for %s failed: %s", dev_->name().c_str(),
+                    peer_.c_str(), strerror(errno));
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_INIT;
+  attr.pkey_index = 0;
+  attr.port_num = static_cast<uint8_t>(dev_->port());
+  attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+  if (ibv_modify_qp(qp_, &attr,
+                    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) != 0)
+    return setError(weftSystemError, "%s: QP to INIT failed: %s", dev_->name().c_str(),
+                    strerror(errno));
+  // Receives carry no data (the WRITEs place it); they only catch the immediates.
+  for (uint32_t i = 0; i < rqDepth_; ++i) {
+    ibv_recv_wr wr{}, *bad = nullptr;
+    if (ibv_post_recv(qp_, &wr, &bad) != 0)
+      return setError(weftSystemError, "%s: ibv_post_recv failed: %s", dev_->name().c_str(),
+                      strerror(errno));
+  }
+  std::random_device rd;
+  *local = IbEndpoint{};
+  local->qpn = qp_->qp_num;
+  local->psn = rd() & 0xFFFFFF;
+  std::memcpy(local->gid, dev_->gid().raw, 16);
+  local->lid = dev_->lid();
+  local->ringAddr = reinterpret_cast<uint64_t>(ring_);
+  local->ringRkey = ringMr_->rkey;
+  local->ringBytes = ringBytes_;
+  local->creditAddr = reinterpret_cast<uint64_t>(&words_[0]);
+  local->creditRkey = wordsMr_->rkey;
+  local->mtu = dev_->mtu();
+  remote_.psn = local->psn;  // our send PSN, kept until connect()
+  return weftSuccess;
+}
+
+weftResult_t IbConnection::connect(const IbEndpoint& remote) {
+  const uint32_t mySendPsn = remote_.psn;
+  remote_ = remote;
+  if (remote.ringBytes != ringBytes_)
+    return setError(weftInvalidUsage,
+                    "%s uses %llu-byte verbs rings, we use %zu (WEFT_IB_BUFFER "
+                    "must match on every rank)",
+                    peer_.c_str(), static_cast<unsigned long long>(remote.ringBytes), ringBytes_);
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_RTR;
+  attr.path_mtu = static_cast<ibv_mtu>(std::min<uint32_t>(remote.mtu, dev_->mtu()));
+  attr.dest_qp_num = remote.qpn;
+  attr.rq_psn = remote.psn;
+  attr.max_dest_rd_atomic = 1;
+  attr.min_rnr_timer = 12;
+  attr.ah_attr.port_num = static_cast<uint8_t>(dev_->port());
+  attr.ah_attr.sl = static_cast<uint8_t>(configInt("WEFT_IB_SL"));
+  if (dev_->roce()) {
+    attr.ah_attr.is_global = 1;
+    std::memcpy(attr.ah_attr.grh.dgid.raw, remote.gid, 16);
+    attr.ah_attr.grh.sgid_index = static_cast<uint8_t>(dev_->gidIndex());
+    attr.ah_attr.grh.hop_limit = 64;
+    attr.ah_attr.grh.traffic_class = static_cast<uint8_t>(configInt("WEFT_IB_TC"));
+  } else {
+    attr.ah_attr.dlid = remote.lid;
+  }
+  if (ibv_modify_qp(qp_, &attr,
+                    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                        IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) != 0)
+    return setError(weftSystemError, "%s: QP to RTR (peer %s) failed: %s", dev_->name().c_str(),
+                    peer_.c_str(), strerror(errno));
+  attr = ibv_qp_attr{};
+  attr.qp_state = IBV_QPS_RTS;
+  attr.timeout = static_cast<uint8_t>(configInt("WEFT_IB_TIMEOUT"));
+  attr.retry_cnt = static_cast<uint8_t>(configInt("WEFT_IB_RETRY_CNT"));
+  attr.rnr_retry = 7;  // receive WRs are reposted as they are polled: wait, never fail
+  attr.sq_psn = mySendPsn;
+  attr.max_rd_atomic = 1;
+  if (ibv_modify_qp(qp_, &attr,
+                    IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                        IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) != 0)
+    return setError(weftSystemError, "%s: QP to RTS (peer %s) failed: %s", dev_->name().c_str(),
+                    peer_.c_str(), strerror(errno));
+  return weftSuccess;
+}
+
+weftResult_t IbConnection::completionError(const ibv_wc& wc, const char* what) {
+  return setError(weftRemoteError, "verbs %s with %s on %s failed: %s (status %d, vendor 0x%x)",
+                  what, peer_.c_str(), dev_->name().c_str(), ibv_wc_status_str(wc.status),
+                  static_cast<int>(wc.status), wc.vendor_err);
+}
+
+weftResult_t IbConnection::postWrite(uint64_t localAddr, uint32_t lkey, uint64_t remoteAddr,
+                                     size_t bytes, bool withImm, bool inlineData) {
+  ibv_sge sge{localAddr, static_cast<uint32_t>(bytes), lkey};
+  ibv_send_wr wr{}, *bad = nullptr;
+  wr.sg_list = &sge;
+  wr.num_sge = bytes > 0 ? 1 : 0;
+  wr.opcode = withImm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE;
+  wr.imm_data = htonl(static_cast<uint32_t>(bytes));
+  wr.wr.rdma.remote_addr = remoteAddr;
+  wr.wr.rdma.rkey = withImm ? remote_.ringRkey : remote_.creditRkey;
+  ++unsignaled_;
+  if (unsignaled_ >= kSignalEvery || sqUsed_ + 1 >= sqDepth_) {
+    wr.send_flags |= IBV_SEND_SIGNALED;
+    wr.wr_id = unsignaled_;  // the work requests this completion retires
+    unsignaled_ = 0;
+  }
+  if (inlineData) wr.send_flags |= IBV_SEND_INLINE;
+  if (ibv_post_send(qp_, &wr, &bad) != 0)
+    return setError(weftRemoteError, "verbs post to %s failed: %s (QP in error?)", peer_.c_str(),
+                    strerror(errno));
+  ++sqUsed_;
+  return weftSuccess;
+}
+
+weftResult_t IbConnection::reapSends() {
+  ibv_wc wc[16];
+  int n = ibv_poll_cq(sendCq_, 16, wc);
+  if (n < 0)
+    return setError(weftRemoteError, "polling the send queue for %s failed", peer_.c_str());
+  for (int i = 0; i < n; ++i) {
+    if (wc[i].status != IBV_WC_SUCCESS) return completionError(wc[i], "write");
+    sqUsed_ -= static_cast<uint32_t>(wc[i].wr_id);
+  }
+  return weftSuccess;
+}
+
+weftResult_t IbConnection::reapRecvs() {
+  ibv_wc wc[32];
+  int n = ibv_poll_cq(recvCq_, 32, wc);
+  if (n < 0)
+    return setError(weftRemoteError, "polling the receive queue for %s failed", peer_.c_str());
+  for (int i = 0; i < n; ++i) {
+    if (wc[i].status != IBV_WC_SUCCESS) return completionError(wc[i], "receive");
+    available_ += ntohl(wc[i].imm_data);
+    ibv_recv_wr wr{}, *bad = nullptr;
+    if (ibv_post_recv(qp_, &wr, &bad) != 0)
+      return setError(weftRemoteError, "re-posting a receive for %s failed: %s", peer_.c_str(),
+                      strerror(errno));
+  }
+  return weftSuccess;
+}
+
+// Credits go back once a quarter of the ring is consumed (or everything, when
+// the sender may be waiting on the last bytes of a message).
+weftResult_t IbConnection::returnCredit(bool force) {
+  const uint64_t pending = consumed_ - creditSent_;
+  if (pending == 0 || (!force && pending < ringBytes_ / 4)) return weftSuccess;
+  if (sqUsed_ + 1 >= sqDepth_) WEFT_CHECK(reapSends());
+  if (sqUsed_ + 1 >= sqDepth_) return weftSuccess;  // next time
+  words_[1] = consumed_;
+  creditSent_ = consumed_;
+  return postWrite(reinterpret_cast<uint64_t>(&words_[1]), wordsMr_->lkey, remote_.creditAddr,
+                   sizeof(uint64_t), false, maxInline_ >= sizeof(uint64_t));
+}
+
+// A receiver that only waits learns of a dead peer from its TCP socket (EOF),
+// checked every few thousand idle polls.
+weftResult_t IbConnection::checkPeerAlive() {
+  if (++idlePolls_ < 4096 || deathFd_ < 0) return weftSuccess;
+  idlePolls_ = 0;
+  char c;
+  ssize_t r = recv(deathFd_, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+    return setError(weftRemoteError, "%s closed its connection (process exited?)", peer_.c_str());
+  return weftSuccess;
+}
+
+weftResult_t IbConnection::trySend(const void* data, size_t bytes, size_t* moved) {
+  *moved = 0;
+  WEFT_CHECK(reapSends());
+  const uint64_t credit = __atomic_load_n(&words_[0], __ATOMIC_ACQUIRE);
+  const size_t offset = sent_ % ringBytes_;
+  size_t n = std::min(
+      {bytes, ringBytes_ - static_cast<size_t>(sent_ - credit), ringBytes_ - offset, kMaxMessage});
+  if (n == 0 || sqUsed_ + 2 >= sqDepth_) return checkPeerAlive();
+  const bool inl = n <= maxInline_;
+  uint64_t local = reinterpret_cast<uint64_t>(data);
+  if (!inl) {
+    std::memcpy(staging_ + offset, data, n);
+    local = reinterpret_cast<uint64_t>(staging_ + offset);
+  }
+  WEFT_CHECK(postWrite(local, stagingMr_->lkey, remote_.ringAddr + offset, n, true, inl));
+  sent_ += n;
+  *moved = n;
+  idlePolls_ = 0;
+  return weftSuccess;
+}
+
+weftResult_t IbConnection::tryRecv(void* data, size_t bytes, size_t* moved) {
+  *moved = 0;
+  if (available_ == 0) WEFT_CHECK(reapRecvs());
+  if (available_ == 0) {
+    WEFT_CHECK(returnCredit(true));
+    return checkPeerAlive();
+  }
+  const size_t offset = consumed_ % ringBytes_;
+  const size_t n = std::min({bytes, static_cast<size_t>(available_), ringBytes_ - offset});
+  std::memcpy(data, ring_ + offset, n);
+  consumed_ += n;
+  available_ -= n;
+  *moved = n;
+  idlePolls_ = 0;
+  return returnCredit(available_ == 0);
+}
+
+}  // namespace weft

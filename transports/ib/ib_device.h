@@ -1,0 +1,53 @@
+// The RDMA device a rank uses: opened from the verbs device list (filtered by
+// WEFT_IB_HCA), its first active port, and the address peers reach it by:
+// the LID on InfiniBand; on RoCE a GID chosen from the port's GID table (a
+// valid, non-link-local RoCE v2 GID, IPv4-mapped first) unless
+// WEFT_IB_GID_INDEX names one. "No RDMA here" (no device list, ENOSYS, no
+// active port) is not an error: open() returns weftSuccess with ok() false and
+// a reason, and the communicator uses TCP.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+#include <string>
+
+#include "weft/weft.h"
+
+namespace weft {
+
+class IbDevice {
+ public:
+  ~IbDevice();
+  weftResult_t open();
+  bool ok() const { return pd_ != nullptr; }
+  const std::string& whyNot() const { return whyNot_; }
+
+  ibv_context* context() const { return ctx_; }
+  ibv_pd* pd() const { return pd_; }
+  int port() const { return port_; }
+  bool roce() const { return linkLayer_ == IBV_LINK_LAYER_ETHERNET; }
+  uint16_t lid() const { return lid_; }
+  int gidIndex() const { return gidIndex_; }
+  const ibv_gid& gid() const { return gid_; }
+  ibv_mtu mtu() const { return mtu_; }
+  const std::string& name() const { return name_; }
+  // "rxe0:1 RoCE v2 GID[1] ::ffff:10.0.0.1 MTU 1024" for logs.
+  std::string describe() const;
+
+ private:
+  weftResult_t pickGid();
+
+  ibv_context* ctx_ = nullptr;
+  ibv_pd* pd_ = nullptr;
+  std::string name_;
+  std::string whyNot_;
+  int port_ = 1;
+  uint8_t linkLayer_ = IBV_LINK_LAYER_INFINIBAND;
+  uint16_t lid_ = 0;
+  int gidIndex_ = -1;
+  ibv_gid gid_{};
+  ibv_mtu mtu_ = IBV_MTU_1024;
+};
+
+}  // namespace weft
