@@ -197,9 +197,10 @@ weftResult_t IbConnection::postWrite(uint64_t localAddr, uint32_t lkey, uint64_t
     unsignaled_ = 0;
   }
   if (inlineData) wr.send_flags |= IBV_SEND_INLINE;
-  if (ibv_post_send(qp_, &wr, &bad) != 0)
-    return setError(weftRemoteError, "verbs post to %s failed: %s (QP in error?)", peer_.c_str(),
-                    strerror(errno));
+  const int rc = ibv_post_send(qp_, &wr, &bad);  // returns the error, not errno
+  if (rc != 0)
+    return setError(weftRemoteError, "verbs post to %s on %s failed: %s (QP in error?)",
+                    peer_.c_str(), dev_->name().c_str(), strerror(rc));
   ++sqUsed_;
   return weftSuccess;
 }
