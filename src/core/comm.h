@@ -64,6 +64,7 @@ struct weftComm {
   // checks every rank makes the same one (collectives/call_header.h).
   uint32_t collSeq = 0;
   weft::CallCheck check;
+  uint32_t shrinks = 0;  // weftCommShrink calls: each uses its own bootstrap tag
   // API calls inside the communicator right now; abort waits for them to leave
   // before freeing it (they leave quickly once `aborted` is set).
   std::atomic<int> activeCalls{0};
