@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PKGS=(build-essential cmake pkg-config libhwloc-dev libgtest-dev googletest
-      openmpi-bin libopenmpi-dev libibverbs-dev librdmacm-dev clang-format iproute2)
+      openmpi-bin libopenmpi-dev libibverbs-dev librdmacm-dev clang-format iproute2
+      clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

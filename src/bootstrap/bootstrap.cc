@@ -81,7 +81,7 @@ weftResult_t Bootstrap::rendezvous(const UniqueIdBody& id) {
     close(fd);
     return setError(weftRemoteError, "%s", text.c_str());
   }
-  if (r == weftSuccess && (rep.nranks != nranks_ || rep.bytes != nranks_ * sizeof(WireAddr))) {
+  if (r == weftSuccess && !rootReplyProblem(rep, nranks_).empty()) {
     close(fd);
     return setError(weftInternalError, "rendezvous root sent a malformed table");
   }
@@ -135,9 +135,8 @@ weftResult_t Bootstrap::acceptPeer(int peer, uint32_t tag, int* fd) {
     // Bounded per connection so a silent stranger cannot stall setup.
     r = recvAll(s, &h, sizeof(h), Deadline::after(std::min(5.0, deadline.seconds())), abort_,
                 "a connecting peer");
-    if (r != weftSuccess || h.magic != kWireMagic || h.version != kWireVersion ||
-        h.kind != kHelloPeer || std::memcmp(h.secret, secret_, kSecretBytes) != 0 ||
-        h.nranks != nranks_ || h.rank < 0 || h.rank >= nranks_) {
+    if (r != weftSuccess || !helloValid(h, kHelloPeer, secret_) || h.nranks != nranks_ ||
+        h.rank < 0 || h.rank >= nranks_) {
       WEFT_WARN(BOOTSTRAP, "rank %d dropped a connection without this job's secret", rank_);
       close(s);
       continue;

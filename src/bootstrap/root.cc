@@ -1,7 +1,12 @@
 // Rendezvous root server (see root.h).
 #include "bootstrap/root.h"
 
+#include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
 
 #include <cstring>
 #include <memory>
@@ -13,6 +18,8 @@
 
 namespace weft {
 namespace {
+
+constexpr size_t kMaxPending = 256;  // connections still owing their Hello
 
 struct Arrival {
   int fd = -1;
@@ -32,8 +39,12 @@ class RootJob {
   void run();
 
  private:
-  // Reads one Hello; returns false (and closes) for anything that is not a rank of this job.
-  bool admit(int fd);
+  // Takes a connection whose Hello arrived; false (and closes) for anything
+  // that is not a rank of this job.
+  bool admit(int fd, const Hello& h);
+  // Accepts and reads Hellos from many connections at once (poll), so that
+  // silent strangers cost nothing but their own 5 s slot.
+  void gather();
   void reply(int fd, int32_t status, const std::string& text, const std::vector<WireAddr>& table);
   void failAll(const std::string& text);
 
@@ -46,12 +57,8 @@ class RootJob {
   std::string conflict_;  // first inconsistency seen (nranks mismatch, duplicate rank)
 };
 
-bool RootJob::admit(int fd) {
-  Hello h{};
-  // A short per-connection bound: a silent port scanner must not hold up the job.
-  weftResult_t r = recvAll(fd, &h, sizeof(h), Deadline::after(5.0), nullptr, "a connecting rank");
-  if (r != weftSuccess || h.magic != kWireMagic || h.version != kWireVersion ||
-      h.kind != kHelloRoot || std::memcmp(h.secret, secret_, kSecretBytes) != 0) {
+bool RootJob::admit(int fd, const Hello& h) {
+  if (!helloValid(h, kHelloRoot, secret_)) {
     WEFT_WARN(BOOTSTRAP, "root: dropped a connection without this job's secret");
     close(fd);
     return false;
@@ -86,6 +93,60 @@ bool RootJob::admit(int fd) {
   return true;
 }
 
+void RootJob::gather() {
+  struct Pending {
+    int fd;
+    Clock::time_point since;
+    size_t got;
+    Hello hello;
+  };
+  std::vector<Pending> pending;
+  std::vector<pollfd> pfds;
+  auto drop = [&](size_t i) {
+    WEFT_WARN(BOOTSTRAP, "root: dropped a connection that sent no Hello in 5 s");
+    close(pending[i].fd);
+    pending.erase(pending.begin() + static_cast<long>(i));
+  };
+  while ((nranks_ < 0 || arrived_ < nranks_) && (conflict_.empty() || nranks_ <= 0)) {
+    if (deadline_.expired()) break;
+    pfds.assign(1, pollfd{listenFd_, POLLIN, 0});
+    for (const Pending& p : pending) pfds.push_back(pollfd{p.fd, POLLIN, 0});
+    if (poll(pfds.data(), pfds.size(), 100) < 0 && errno != EINTR) break;
+    // Read what arrived; a complete Hello is judged, a stalled one expires.
+    const Clock::time_point now = Clock::now();
+    for (size_t i = pending.size(); i-- > 0;) {
+      Pending& p = pending[i];
+      if (pfds[i + 1].revents != 0) {
+        ssize_t n = recv(p.fd, reinterpret_cast<char*>(&p.hello) + p.got, sizeof(Hello) - p.got,
+                         MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+          WEFT_WARN(BOOTSTRAP, "root: dropped a connection that closed before its Hello");
+          close(p.fd);
+          pending.erase(pending.begin() + static_cast<long>(i));
+          continue;
+        }
+        if (n > 0) p.got += static_cast<size_t>(n);
+        if (p.got == sizeof(Hello)) {
+          int fd = p.fd;
+          Hello h = p.hello;
+          pending.erase(pending.begin() + static_cast<long>(i));
+          admit(fd, h);
+          continue;
+        }
+      }
+      if (now - p.since > std::chrono::seconds(5)) drop(i);
+    }
+    // New connections, bounded so a flood cannot exhaust descriptors.
+    for (;;) {
+      int fd = accept4(listenFd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd < 0) break;
+      if (pending.size() >= kMaxPending) drop(0);  // the oldest stranger goes first
+      pending.push_back(Pending{fd, Clock::now(), 0, Hello{}});
+    }
+  }
+  for (Pending& p : pending) close(p.fd);
+}
+
 void RootJob::reply(int fd, int32_t status, const std::string& text,
                     const std::vector<WireAddr>& table) {
   RootReply rep{status, nranks_, 0, 0};
@@ -108,13 +169,7 @@ void RootJob::failAll(const std::string& text) {
 
 void RootJob::run() {
   const Deadline& deadline = deadline_;
-  while (nranks_ < 0 || arrived_ < nranks_) {
-    if (!conflict_.empty() && nranks_ > 0) break;
-    int fd = -1;
-    weftResult_t r = acceptOne(listenFd_, deadline, nullptr, &fd);
-    if (r != weftSuccess) break;  // timed out
-    admit(fd);
-  }
+  gather();
   if (!conflict_.empty()) {
     failAll("rendezvous failed: " + conflict_);
     return;
