@@ -199,6 +199,13 @@ weftResult_t runFlows(FlowPlan& plan, const FlowRunOptions& opts) {
   check->pending = false;
   HeaderedPlan headered(plan, *check);
   weftResult_t r = runPlan(headered, opts);
+  if (r == weftTimeout) {
+    // Name the ranks that never entered the call, not just the stuck flows.
+    const std::string missing = headered.missingPeers(), stuck = lastError();
+    return setErrorString(r,
+                          stuck + (missing.empty() ? "; every rank entered this call"
+                                                   : "; ranks that have not arrived: " + missing));
+  }
   if (r != weftRemoteError) return r;
   // A peer that saw a mismatch may have left already: prefer its reason.
   std::string why = lastError();

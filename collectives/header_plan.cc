@@ -134,6 +134,14 @@ weftResult_t HeaderedPlan::salvageHeaders() {
   return weftSuccess;
 }
 
+std::string HeaderedPlan::missingPeers() const {
+  std::string out;
+  for (const Flow& fl : flows_)
+    if (!fl.send && fl.peer >= 0 && !fl.headerDone)
+      out += (out.empty() ? "" : ",") + std::to_string(fl.peer);
+  return out;
+}
+
 namespace {
 class NoFlows : public FlowPlan {
  public:

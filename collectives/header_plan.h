@@ -10,6 +10,7 @@
 // Received headers are compared before any data behind them is read.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "collectives/call_header.h"
@@ -33,6 +34,9 @@ class HeaderedPlan : public FlowPlan {
   // is already in our receive buffer. Returns weftInvalidUsage (error set)
   // when one of them disagrees, else weftSuccess.
   weftResult_t salvageHeaders();
+  // "1,3": peers whose header has not arrived, i.e. that have not entered
+  // this call (for the timeout sentence); "" when all did.
+  std::string missingPeers() const;
 
   struct Flow {
     int inner = -1;  // index in the inner plan, -1 for a header-only flow
