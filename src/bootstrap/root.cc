@@ -1,25 +1,19 @@
 // Rendezvous root server (see root.h).
 #include "bootstrap/root.h"
 
-#include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
-
-#include <cerrno>
-#include <chrono>
 
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "bootstrap/hello_gate.h"
 #include "core/error.h"
 #include "core/log.h"
 
 namespace weft {
 namespace {
-
-constexpr size_t kMaxPending = 256;  // connections still owing their Hello
 
 struct Arrival {
   int fd = -1;
@@ -94,57 +88,14 @@ bool RootJob::admit(int fd, const Hello& h) {
 }
 
 void RootJob::gather() {
-  struct Pending {
-    int fd;
-    Clock::time_point since;
-    size_t got;
-    Hello hello;
-  };
-  std::vector<Pending> pending;
-  std::vector<pollfd> pfds;
-  auto drop = [&](size_t i) {
-    WEFT_WARN(BOOTSTRAP, "root: dropped a connection that sent no Hello in 5 s");
-    close(pending[i].fd);
-    pending.erase(pending.begin() + static_cast<long>(i));
-  };
+  HelloGate gate(listenFd_);
+  std::vector<std::pair<int, Hello>> ready;
   while ((nranks_ < 0 || arrived_ < nranks_) && (conflict_.empty() || nranks_ <= 0)) {
     if (deadline_.expired()) break;
-    pfds.assign(1, pollfd{listenFd_, POLLIN, 0});
-    for (const Pending& p : pending) pfds.push_back(pollfd{p.fd, POLLIN, 0});
-    if (poll(pfds.data(), pfds.size(), 100) < 0 && errno != EINTR) break;
-    // Read what arrived; a complete Hello is judged, a stalled one expires.
-    const Clock::time_point now = Clock::now();
-    for (size_t i = pending.size(); i-- > 0;) {
-      Pending& p = pending[i];
-      if (pfds[i + 1].revents != 0) {
-        ssize_t n = recv(p.fd, reinterpret_cast<char*>(&p.hello) + p.got, sizeof(Hello) - p.got,
-                         MSG_DONTWAIT);
-        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-          WEFT_WARN(BOOTSTRAP, "root: dropped a connection that closed before its Hello");
-          close(p.fd);
-          pending.erase(pending.begin() + static_cast<long>(i));
-          continue;
-        }
-        if (n > 0) p.got += static_cast<size_t>(n);
-        if (p.got == sizeof(Hello)) {
-          int fd = p.fd;
-          Hello h = p.hello;
-          pending.erase(pending.begin() + static_cast<long>(i));
-          admit(fd, h);
-          continue;
-        }
-      }
-      if (now - p.since > std::chrono::seconds(5)) drop(i);
-    }
-    // New connections, bounded so a flood cannot exhaust descriptors.
-    for (;;) {
-      int fd = accept4(listenFd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-      if (fd < 0) break;
-      if (pending.size() >= kMaxPending) drop(0);  // the oldest stranger goes first
-      pending.push_back(Pending{fd, Clock::now(), 0, Hello{}});
-    }
+    ready.clear();
+    if (gate.poll(deadline_.remainingMs(100), &ready) != weftSuccess) break;
+    for (const auto& [fd, hello] : ready) admit(fd, hello);
   }
-  for (Pending& p : pending) close(p.fd);
 }
 
 void RootJob::reply(int fd, int32_t status, const std::string& text,
