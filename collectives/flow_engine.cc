@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/header_plan.h"
 #include "core/error.h"
 #include "core/wait.h"
 #include "transports/shm/doorbell.h"
@@ -25,9 +26,7 @@ struct FlowState {
   bool haveCur = false;
 };
 
-}  // namespace
-
-weftResult_t runFlows(FlowPlan& plan, const FlowRunOptions& opts) {
+weftResult_t runPlan(FlowPlan& plan, const FlowRunOptions& opts) {
   const int nflows = plan.numFlows();
   if (nflows > kMaxFlows) return setError(weftInternalError, "too many flows (%d)", nflows);
   // Reused per thread: a call allocates nothing once the thread has run one.
@@ -86,7 +85,10 @@ weftResult_t runFlows(FlowPlan& plan, const FlowRunOptions& opts) {
           progressed = true;
         }
         if (s.offset < s.cur.bytes) continue;
-        if (!send) plan.onReceived(f, s.next);
+        if (!send) {
+          plan.onReceived(f, s.next);
+          WEFT_CHECK(plan.failure());
+        }
         s.haveCur = false;
         ++s.next;
         s.done = s.next;
@@ -192,6 +194,29 @@ weftResult_t runFlows(FlowPlan& plan, const FlowRunOptions& opts) {
     }
   }
   return weftSuccess;
+}
+
+}  // namespace
+
+weftResult_t runFlows(FlowPlan& plan, const FlowRunOptions& opts) {
+  CallCheck* check = opts.check;
+  if (check == nullptr || !check->pending || check->nranks < 2) return runPlan(plan, opts);
+  // The call's first flow run carries its header (header_plan.h).
+  check->pending = false;
+  HeaderedPlan headered(plan, *check);
+  weftResult_t r = runPlan(headered, opts);
+  if (r == weftTimeout) {
+    // Name the ranks that never entered the call, not just the stuck flows.
+    const std::string missing = headered.missingPeers(), stuck = lastError();
+    return setErrorString(r,
+                          stuck + (missing.empty() ? "; every rank entered this call"
+                                                   : "; ranks that have not arrived: " + missing));
+  }
+  if (r != weftRemoteError) return r;
+  // A peer that saw a mismatch may have left already: prefer its reason.
+  std::string why = lastError();
+  if (headered.salvageHeaders() != weftSuccess) return weftInvalidUsage;
+  return setErrorString(r, why);
 }
 
 }  // namespace weft

@@ -36,13 +36,21 @@ class FlowPlan {
   virtual FlowItem item(int flow, int64_t index) const = 0;
   // Called once a receive item has fully landed (reduce it, for example).
   virtual void onReceived(int /*flow*/, int64_t /*index*/) {}
+  // Checked after each onReceived: a plan that found the received data
+  // unacceptable (a mismatched call header) returns its error, already set.
+  virtual weftResult_t failure() const { return weftSuccess; }
 };
+
+struct CallCheck;  // collectives/call_header.h
 
 struct FlowRunOptions {
   const std::atomic<bool>* abortFlag = nullptr;
   double timeoutSec = 300;
   int64_t spinUs = 30;
   Doorbell* doorbell = nullptr;  // this rank's, when shared-memory channels are in use
+  // When set and pending, the first board publish or flow run of a call sends
+  // and checks the call header (collectives/call_header.h).
+  CallCheck* check = nullptr;
 };
 
 weftResult_t runFlows(FlowPlan& plan, const FlowRunOptions& opts);

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "collectives/reduce.h"
@@ -20,6 +21,11 @@ weftResult_t LocalBoard::publishAndWait(const void* data, size_t bytes, const Fl
   ShmBoard* mine = shm_->board(rank_);
   *slot = static_cast<int>(s & 1);
   if (bytes > 0) std::memcpy(mine->slot[*slot], data, bytes);
+  // The first publish of a collective carries its header (call_header.h);
+  // any other publish says "no call starts here".
+  CallCheck* check = run.check != nullptr && run.check->pending ? run.check : nullptr;
+  if (check != nullptr) check->pending = false;
+  mine->call[*slot] = check != nullptr ? check->mine : CallHeader{};
   mine->seq.store(s, std::memory_order_release);
   for (int p = 0; p < nranks_; ++p)
     if (p != rank_) shm_->bell(p)->ring();
@@ -48,9 +54,15 @@ weftResult_t LocalBoard::publishAndWait(const void* data, size_t bytes, const Fl
     }
     if (run.abortFlag && run.abortFlag->load(std::memory_order_relaxed))
       return setError(weftInvalidUsage, "communicator aborted");
-    if (Clock::now() - start > timeout)
-      return setError(weftTimeout, "no progress for %.0f s (WEFT_TIMEOUT); rank %d has not arrived",
-                      run.timeoutSec, next);
+    if (Clock::now() - start > timeout) {
+      std::string missing;
+      for (int p = 0; p < nranks_; ++p)
+        if (p != rank_ && shm_->board(p)->seq.load(std::memory_order_acquire) < s)
+          missing += (missing.empty() ? "" : ",") + std::to_string(p);
+      return setError(weftTimeout,
+                      "no progress for %.0f s (WEFT_TIMEOUT); ranks that have not arrived: %s",
+                      run.timeoutSec, missing.c_str());
+    }
     // Arm, re-check once, then sleep until a peer rings (or 20 ms to look for deaths).
     armedSeq = bell->arm();
     armed = true;
@@ -68,12 +80,17 @@ weftResult_t LocalBoard::publishAndWait(const void* data, size_t bytes, const Fl
           shm_->board(peer)->seq.load(std::memory_order_acquire) < s) {
         if (run.abortFlag && run.abortFlag->load())
           return setError(weftInvalidUsage, "communicator aborted");
-        return setError(weftRemoteError,
-                        "local rank %d exited before it arrived (rank %d was waiting for it)", peer,
-                        rank_);
+        return setError(
+            weftRemoteError,
+            "local rank %d exited (or its communicator failed) before it arrived (rank %d "
+            "was waiting for it)",
+            peer, rank_);
       }
     }
   }
+  if (check != nullptr)
+    for (int p = 0; p < nranks_; ++p)
+      if (p != rank_) WEFT_CHECK(compareCall(*check, p, shm_->board(p)->call[*slot]));
   return weftSuccess;
 }
 

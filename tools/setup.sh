@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 PKGS=(build-essential cmake pkg-config libhwloc-dev libgtest-dev googletest
       openmpi-bin libopenmpi-dev libibverbs-dev librdmacm-dev clang-format iproute2
       python3-torch libtorch-dev pybind11-dev python3-dev
-      qemu-system-x86 ibverbs-utils kmod cpio)
+      qemu-system-x86 ibverbs-utils kmod cpio clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

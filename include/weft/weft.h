@@ -180,6 +180,16 @@ weftResult_t weftGroupEndAsync(weftRequest_t* request);
 weftResult_t weftCommSplit(weftComm_t comm, int color, int key, weftComm_t* newcomm,
                            void* config /* reserved, pass NULL */);
 
+/* After a failure: the ranks not in excludeRanks (the dead ones) build a new
+ * communicator of the survivors, ranked in their old order. Collective over
+ * the survivors only; works on a broken communicator (it uses neither the
+ * data channels nor any excluded rank). Every survivor must pass the same
+ * set (order and duplicates do not matter), else weftInvalidUsage. A caller
+ * that is itself excluded gets *newcomm = NULL at once. The old
+ * communicator stays as it was: destroy or abort it. */
+weftResult_t weftCommShrink(weftComm_t comm, const int* excludeRanks, int nExclude,
+                            weftComm_t* newcomm);
+
 /* ---- non-blocking forms on host memory ---------------------------------- */
 /* Start the collective and return at once with a request; the buffers must
  * stay untouched until the request completes. Requests complete in call order

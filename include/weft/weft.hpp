@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "weft/weft.h"
 
@@ -137,6 +138,13 @@ class Comm {
   weftComm_t get() const { return comm_; }
   void abort() {
     if (comm_ != nullptr) check(weftCommAbort(std::exchange(comm_, nullptr)));
+  }
+  // The survivors' communicator without `exclude` (weftCommShrink); empty
+  // (get() == NULL) on an excluded rank. This one stays as it is.
+  Comm shrink(const std::vector<int>& exclude) const {
+    weftComm_t c = nullptr;
+    check(weftCommShrink(comm_, exclude.data(), static_cast<int>(exclude.size()), &c));
+    return Comm(c);
   }
 
   template <typename T>

@@ -8,12 +8,14 @@
 #include <cerrno>
 #include <cstring>
 
+#include "bootstrap/hello_gate.h"
 #include "core/error.h"
 #include "core/log.h"
 
 namespace weft {
 
 Bootstrap::~Bootstrap() {
+  gate_.reset();  // closes the connections still owing a Hello
   closeFd(&ringNext_);
   closeFd(&ringPrev_);
   closeFd(&listenFd_);
@@ -81,7 +83,7 @@ weftResult_t Bootstrap::rendezvous(const UniqueIdBody& id) {
     close(fd);
     return setError(weftRemoteError, "%s", text.c_str());
   }
-  if (r == weftSuccess && (rep.nranks != nranks_ || rep.bytes != nranks_ * sizeof(WireAddr))) {
+  if (r == weftSuccess && !rootReplyProblem(rep, nranks_).empty()) {
     close(fd);
     return setError(weftInternalError, "rendezvous root sent a malformed table");
   }
@@ -118,6 +120,7 @@ weftResult_t Bootstrap::connectPeer(int peer, uint32_t tag, int* fd) {
 weftResult_t Bootstrap::acceptPeer(int peer, uint32_t tag, int* fd) {
   auto key = std::make_pair(peer, tag);
   Deadline deadline = Deadline::fromConfig();
+  std::vector<std::pair<int, Hello>> ready;
   for (;;) {
     auto it = stash_.find(key);
     if (it != stash_.end()) {
@@ -125,31 +128,32 @@ weftResult_t Bootstrap::acceptPeer(int peer, uint32_t tag, int* fd) {
       stash_.erase(it);
       return weftSuccess;
     }
-    int s = -1;
-    weftResult_t r = acceptOne(listenFd_, deadline, abort_, &s);
-    if (r != weftSuccess) {
-      return setError(r, "rank %d: %s never connected (tag %u): %s", rank_, peerName(peer).c_str(),
-                      tag, lastError().c_str());
+    if (abort_ != nullptr && abort_->load())
+      return setError(weftInvalidUsage, "communicator aborted while waiting for %s",
+                      peerName(peer).c_str());
+    if (deadline.expired())
+      return setError(weftTimeout,
+                      "rank %d: %s never connected (tag %u) within %.0f s (WEFT_TIMEOUT)", rank_,
+                      peerName(peer).c_str(), tag, deadline.seconds());
+    ready.clear();
+    if (!gate_) gate_ = std::make_unique<HelloGate>(listenFd_);
+    WEFT_CHECK(gate_->poll(deadline.remainingMs(100), &ready));
+    for (const auto& [s, h] : ready) {
+      if (!helloValid(h, kHelloPeer, secret_) || h.nranks != nranks_ || h.rank < 0 ||
+          h.rank >= nranks_) {
+        WEFT_WARN(BOOTSTRAP, "rank %d dropped a connection without this job's secret", rank_);
+        close(s);
+        continue;
+      }
+      auto got = std::make_pair(static_cast<int>(h.rank), h.tag);
+      if (stash_.count(got)) {
+        WEFT_WARN(BOOTSTRAP, "rank %d: duplicate connection from rank %d tag %u dropped", rank_,
+                  h.rank, h.tag);
+        close(s);
+        continue;
+      }
+      stash_[got] = s;
     }
-    Hello h{};
-    // Bounded per connection so a silent stranger cannot stall setup.
-    r = recvAll(s, &h, sizeof(h), Deadline::after(std::min(5.0, deadline.seconds())), abort_,
-                "a connecting peer");
-    if (r != weftSuccess || h.magic != kWireMagic || h.version != kWireVersion ||
-        h.kind != kHelloPeer || std::memcmp(h.secret, secret_, kSecretBytes) != 0 ||
-        h.nranks != nranks_ || h.rank < 0 || h.rank >= nranks_) {
-      WEFT_WARN(BOOTSTRAP, "rank %d dropped a connection without this job's secret", rank_);
-      close(s);
-      continue;
-    }
-    auto got = std::make_pair(static_cast<int>(h.rank), h.tag);
-    if (stash_.count(got)) {
-      WEFT_WARN(BOOTSTRAP, "rank %d: duplicate connection from rank %d tag %u dropped", rank_,
-                h.rank, h.tag);
-      close(s);
-      continue;
-    }
-    stash_[got] = s;
   }
 }
 

@@ -8,10 +8,12 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "bootstrap/hello_gate.h"
 #include "bootstrap/socket.h"
 #include "bootstrap/wire.h"
 
@@ -58,6 +60,7 @@ class Bootstrap {
   int ringPrev_ = -1;
   std::vector<SockAddr> addrs_;
   std::map<std::pair<int, uint32_t>, int> stash_;  // accepted but not yet claimed
+  std::unique_ptr<HelloGate> gate_;                // connections still owing their Hello
 };
 
 // Tags of bootstrap connections (transports add their own above kTagTransportBase).

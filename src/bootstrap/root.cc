@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bootstrap/hello_gate.h"
 #include "core/error.h"
 #include "core/log.h"
 
@@ -32,8 +33,12 @@ class RootJob {
   void run();
 
  private:
-  // Reads one Hello; returns false (and closes) for anything that is not a rank of this job.
-  bool admit(int fd);
+  // Takes a connection whose Hello arrived; false (and closes) for anything
+  // that is not a rank of this job.
+  bool admit(int fd, const Hello& h);
+  // Accepts and reads Hellos from many connections at once (poll), so that
+  // silent strangers cost nothing but their own 5 s slot.
+  void gather();
   void reply(int fd, int32_t status, const std::string& text, const std::vector<WireAddr>& table);
   void failAll(const std::string& text);
 
@@ -46,12 +51,8 @@ class RootJob {
   std::string conflict_;  // first inconsistency seen (nranks mismatch, duplicate rank)
 };
 
-bool RootJob::admit(int fd) {
-  Hello h{};
-  // A short per-connection bound: a silent port scanner must not hold up the job.
-  weftResult_t r = recvAll(fd, &h, sizeof(h), Deadline::after(5.0), nullptr, "a connecting rank");
-  if (r != weftSuccess || h.magic != kWireMagic || h.version != kWireVersion ||
-      h.kind != kHelloRoot || std::memcmp(h.secret, secret_, kSecretBytes) != 0) {
+bool RootJob::admit(int fd, const Hello& h) {
+  if (!helloValid(h, kHelloRoot, secret_)) {
     WEFT_WARN(BOOTSTRAP, "root: dropped a connection without this job's secret");
     close(fd);
     return false;
@@ -86,6 +87,17 @@ bool RootJob::admit(int fd) {
   return true;
 }
 
+void RootJob::gather() {
+  HelloGate gate(listenFd_);
+  std::vector<std::pair<int, Hello>> ready;
+  while ((nranks_ < 0 || arrived_ < nranks_) && (conflict_.empty() || nranks_ <= 0)) {
+    if (deadline_.expired()) break;
+    ready.clear();
+    if (gate.poll(deadline_.remainingMs(100), &ready) != weftSuccess) break;
+    for (const auto& [fd, hello] : ready) admit(fd, hello);
+  }
+}
+
 void RootJob::reply(int fd, int32_t status, const std::string& text,
                     const std::vector<WireAddr>& table) {
   RootReply rep{status, nranks_, 0, 0};
@@ -108,13 +120,7 @@ void RootJob::failAll(const std::string& text) {
 
 void RootJob::run() {
   const Deadline& deadline = deadline_;
-  while (nranks_ < 0 || arrived_ < nranks_) {
-    if (!conflict_.empty() && nranks_ > 0) break;
-    int fd = -1;
-    weftResult_t r = acceptOne(listenFd_, deadline, nullptr, &fd);
-    if (r != weftSuccess) break;  // timed out
-    admit(fd);
-  }
+  gather();
   if (!conflict_.empty()) {
     failAll("rendezvous failed: " + conflict_);
     return;

@@ -70,4 +70,17 @@ bool unpackUniqueId(const char* raw, UniqueIdBody* body, std::string* why) {
   return true;
 }
 
+bool helloValid(const Hello& h, uint16_t kind, const uint8_t* secret) {
+  return h.magic == kWireMagic && h.version == kWireVersion && h.kind == kind &&
+         std::memcmp(h.secret, secret, kSecretBytes) == 0;
+}
+
+std::string rootReplyProblem(const RootReply& rep, int nranks) {
+  if (rep.status != 0) return "the root reported a failure";
+  if (rep.nranks != nranks) return "the root's table is for another rank count";
+  if (rep.bytes != static_cast<uint64_t>(nranks) * sizeof(WireAddr))
+    return "the root's table has the wrong size";
+  return "";
+}
+
 }  // namespace weft

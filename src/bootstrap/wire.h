@@ -57,6 +57,11 @@ struct Hello {
 constexpr uint16_t kHelloRoot = 1;
 constexpr uint16_t kHelloPeer = 2;
 
+// True when `h` is a Hello of `kind` carrying this job's secret (its rank
+// fields are the reader's to check). Anything else (garbage, a stranger,
+// another job) is dropped by whoever reads it.
+bool helloValid(const Hello& h, uint16_t kind, const uint8_t* secret);
+
 // Root -> rank after everyone arrived: header, then nranks WireAddr records,
 // or status != 0 followed by `bytes` of error text.
 struct RootReply {
@@ -65,5 +70,10 @@ struct RootReply {
   uint32_t bytes;  // bytes that follow
   uint32_t reserved;
 };
+
+// Checks a root reply for a job of `nranks`: "" when it announces the rank
+// table, else why it cannot be used (the error text that follows when status
+// != 0 is bounded by the reader to 4096 bytes).
+std::string rootReplyProblem(const RootReply& rep, int nranks);
 
 }  // namespace weft

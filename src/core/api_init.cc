@@ -96,6 +96,10 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
   ctx.run.abortFlag = &c->aborted;
   ctx.run.timeoutSec = c->config.timeoutSec;
   ctx.run.spinUs = c->config.spinUs;
+  c->check.rank = rank;
+  c->check.nranks = nranks;
+  c->check.channels = c->channels.get();
+  ctx.run.check = &c->check;
   if (c->board) {
     c->copy = std::make_unique<LocalCopy>();
     WEFT_CHECK(c->copy->init(c->board.get(), ctx.run));

@@ -106,6 +106,7 @@ weftResult_t readCommConfig(CommConfig* cfg) {
   cfg->spinUs = configInt("WEFT_SPIN_US");
   cfg->ibEnabled = configString("WEFT_IB_DISABLE") != "1";
   cfg->shmEnabled = configString("WEFT_SHM_DISABLE") != "1";
+  cfg->checkCalls = configString("WEFT_CHECK_CALLS") != "0";
   if (!parseSize(configString("WEFT_SHM_FIFO"), &v) || v < 4096 || v > (1LL << 30))
     return setError(weftInvalidArgument, "WEFT_SHM_FIFO=%s: expected a size from 4K to 1G",
                     configString("WEFT_SHM_FIFO").c_str());
@@ -124,7 +125,16 @@ void weftComm::markBroken(weftResult_t r, const std::string& text) {
   if (failure != weftSuccess) return;
   failure = r;
   failureText = text;
-  WEFT_WARN(COLL, "rank %d of %d: communicator failed: %s", rank, nranks, text.c_str());
+  // One line per failure: the log prefix has host, pid and rank; the text
+  // names the call and the peer; the transports in use complete it.
+  const int local = shm ? shm->localRanks() - 1 : 0;
+  const char* transport = local == 0 ? "tcp" : local == nranks - 1 ? "shm" : "shm+tcp";
+  WEFT_WARN(COLL, "rank %d of %d: communicator failed (transport %s): %s", rank, nranks, transport,
+            text.c_str());
+  // Peers blocked on us (a ring neighbour waiting for data we will never
+  // send) learn at once that we left, instead of after WEFT_TIMEOUT. The
+  // bootstrap stays up: weftCommShrink needs it.
+  if (tcp) tcp->shutdownAll();
 }
 
 weftComm::~weftComm() {

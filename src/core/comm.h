@@ -11,6 +11,7 @@
 #include <string>
 
 #include "bootstrap/bootstrap.h"
+#include "collectives/call_header.h"
 #include "collectives/coll_context.h"
 #include "collectives/local_board.h"
 #include "collectives/local_copy.h"
@@ -32,6 +33,7 @@ struct CommConfig {
   double timeoutSec = 300;
   int64_t spinUs = 2;
   bool shmEnabled = true;
+  bool checkCalls = true;  // WEFT_CHECK_CALLS: collective-mismatch headers
   size_t shmFifoBytes = 2 << 20;
   bool ibEnabled = true;
   size_t ibBufferBytes = 4 << 20;
@@ -62,6 +64,11 @@ struct weftComm {
   weft::CollContext ctx;
   weft::ProgressThread progress;
   uint64_t seq = 0;  // collectives issued on this communicator
+  // Collectives put on the wire (count > 0 or barrier) and the header that
+  // checks every rank makes the same one (collectives/call_header.h).
+  uint32_t collSeq = 0;
+  weft::CallCheck check;
+  uint32_t shrinks = 0;  // weftCommShrink calls: each uses its own bootstrap tag
   // API calls inside the communicator right now; abort waits for them to leave
   // before freeing it (they leave quickly once `aborted` is set).
   std::atomic<int> activeCalls{0};

@@ -5,6 +5,7 @@
 // names the call.
 #include <cstdio>
 
+#include "collectives/header_plan.h"
 #include "collectives/reduce.h"
 #include "core/call.h"
 #include "core/comm.h"
@@ -98,6 +99,13 @@ weftResult_t runCollective(weftComm* comm, const Call& call) {
         break;
     }
   }
+  // The FIFO algorithms below carry the call header themselves, except where
+  // the boards exist: there every rank checks it on the board, whatever path
+  // its call takes, so that ranks on different paths still meet.
+  if (comm->board && ctx.run.check->pending) {
+    int slot = 0;
+    WEFT_CHECK(comm->board->publishAndWait(nullptr, 0, ctx.run, &slot));
+  }
   switch (call.kind) {
     case CollKind::kAllReduce:
       return small && fitsStaging ? oneshotAllReduce(ctx, a) : ringAllReduce(ctx, a);
@@ -128,6 +136,28 @@ weftResult_t runCollective(weftComm* comm, const Call& call) {
   }
 }
 
+// Fills the communicator's call header for `call` (call_header.h); the
+// call's first board publish or flow run sends and checks it.
+void armCallCheck(weftComm* comm, const Call& call) {
+  CallHeader& h = comm->check.mine;
+  h.magic = kCallMagic;
+  h.kind = static_cast<uint8_t>(call.kind);
+  h.datatype = static_cast<uint8_t>(call.args.datatype);
+  h.op = static_cast<uint8_t>(call.args.op);
+  h.root = call.args.root;
+  h.seq = ++comm->collSeq;
+  h.count = call.args.count;
+  comm->check.pending = true;
+}
+
+weftResult_t exchangeHeaderOnly(weftComm* comm) {
+  if (comm->board) {
+    int slot = 0;
+    return comm->board->publishAndWait(nullptr, 0, comm->ctx.run, &slot);
+  }
+  return exchangeCallHeader(comm->ctx.run);
+}
+
 }  // namespace
 
 weftResult_t executeCalls(weftComm* comm, const std::vector<Call>& calls) {
@@ -149,12 +179,18 @@ weftResult_t executeCalls(weftComm* comm, const std::vector<Call>& calls) {
       if (bytes > 0) p2p.push_back(P2POp{call.kind == CollKind::kSend, call.peer, buf, bytes});
       continue;
     }
-    if (call.args.count == 0 && call.kind != CollKind::kBarrier) continue;
-    weftResult_t r = runCollective(comm, call);
+    const bool empty = call.args.count == 0 && call.kind != CollKind::kBarrier;
+    if (empty && !comm->config.checkCalls) continue;
+    if (comm->config.checkCalls) armCallCheck(comm, call);
+    // Count 0 moves no data, but its header still meets the peers' calls.
+    weftResult_t r = empty ? exchangeHeaderOnly(comm) : runCollective(comm, call);
+    comm->check.pending = false;
     if (r != weftSuccess) {
       std::string text =
           "rank " + std::to_string(comm->rank) + ": " + describeCall(call) + ": " + lastError();
-      if (r != weftInvalidArgument && r != weftInvalidUsage) comm->markBroken(r, text);
+      // A mismatch leaves the byte streams out of step: the communicator is broken.
+      if ((r != weftInvalidArgument && r != weftInvalidUsage) || comm->check.mismatch)
+        comm->markBroken(r, text);
       return setErrorString(r, text);
     }
   }

@@ -40,6 +40,12 @@ if [ "$survivors" -ne $((nranks - 1)) ]; then
   echo "FAIL: $survivors of $((nranks - 1)) survivors reported the expected failure"
   fail=1
 fi
+# A hung rank is found by the timeout, whose sentence must name it (a survivor
+# may instead see a peer that timed out first close its connections).
+if [ "$mode" = stop ] && ! grep -q '^SURVIVOR-OK.*ranks that have not arrived: 1$' "$out"; then
+  echo "FAIL: no survivor's timeout sentence named rank 1 as the rank that has not arrived"
+  fail=1
+fi
 if grep -q 'UNEXPECTED' "$out"; then
   echo "FAIL: unexpected behaviour (lines marked UNEXPECTED above)"
   fail=1

@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "bootstrap/hello_gate.h"
+#include "bootstrap/socket.h"
 #include "bootstrap/wire.h"
 
 namespace {
@@ -117,15 +119,55 @@ TEST_F(RendezvousGarbage, HelloWithWrongSecret) {
   close(fd);
 }
 
-TEST_F(RendezvousGarbage, StalledHelloOnlyDelays) {
-  // Starts like a Hello, then goes silent with the connection open.
+TEST_F(RendezvousGarbage, SilentStrangersDoNotDelay) {
+  // Half a Hello, then silence; and several connections that never say a
+  // word. The root reads Hellos from all connections at once, so none of them
+  // holds up the good ranks (admitted one at a time, they cost 5 s each).
   int half = dial(root_);
   ASSERT_GE(half, 0);
   char part[7] = {'W', 'E', 'F', 'T', 0, 1, 0};
   sendBytes(half, part, sizeof(part));
-  // The root bounds each stranger (5 s); the good ranks still get in well within WEFT_TIMEOUT.
-  EXPECT_LT(initTwoRanks(id_), 10.0);
+  std::vector<int> silent;
+  for (int i = 0; i < 6; ++i) {
+    int fd = dial(root_);
+    ASSERT_GE(fd, 0);
+    silent.push_back(fd);
+  }
+  EXPECT_LT(initTwoRanks(id_), 4.0);
   close(half);
+  for (int fd : silent) close(fd);
+}
+
+// Every rank's bootstrap listener reads Hellos through the same gate: a good
+// Hello passes at once although silent and half-Hello connections came first.
+TEST(HelloGate, GoodHelloPassesSilentStrangers) {
+  weft::SockAddr local, bound;
+  std::string why;
+  ASSERT_TRUE(weft::parseHostPort("127.0.0.1:0", &local, &why)) << why;
+  int listenFd = -1;
+  ASSERT_EQ(weft::listenOn(local, &listenFd, &bound), weftSuccess) << weftGetLastError(nullptr);
+  weft::HelloGate gate(listenFd);
+  std::vector<int> strangers;
+  for (int i = 0; i < 5; ++i) strangers.push_back(dial(bound));
+  char part[5] = {'W', 'E', 'F', 'T', 0};
+  sendBytes(strangers[0], part, sizeof(part));
+  weft::Hello good{};
+  good.magic = weft::kWireMagic;
+  good.rank = 7;
+  int fd = dial(bound);
+  ASSERT_GE(fd, 0);
+  sendBytes(fd, &good, sizeof(good));
+  std::vector<std::pair<int, weft::Hello>> ready;
+  Clock::time_point start = Clock::now();
+  while (ready.empty() && Clock::now() - start < std::chrono::seconds(3))
+    ASSERT_EQ(gate.poll(50, &ready), weftSuccess);
+  ASSERT_EQ(ready.size(), 1u);
+  EXPECT_EQ(ready[0].second.rank, 7);
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), 1.0);
+  close(ready[0].first);
+  close(fd);
+  for (int s : strangers) close(s);
+  close(listenFd);
 }
 
 }  // namespace

@@ -65,7 +65,8 @@ weftResult_t ShmChannel::peerGone() const {
   ssize_t r = recv(deathFd_, &b, 1, MSG_PEEK | MSG_DONTWAIT);
   if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
     return setError(weftRemoteError,
-                    "%s exited (its connection closed) while sharing memory with us",
+                    "%s exited or its communicator failed (its connection closed) while sharing "
+                    "memory with us",
                     peer_.c_str());
   return weftSuccess;
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.h"
+#include "collectives/call_header.h"
 #include "transports/shm/doorbell.h"
 #include "transports/shm/shm_channel.h"
 #include "transports/shm/shm_segment.h"
@@ -25,9 +26,13 @@ namespace weft {
 // for call s + 2, which it starts after seeing every peer publish s + 1, and a
 // peer publishes s + 1 only after it finished reading call s: no slot is
 // overwritten while someone still reads it.
+// `call[s % 2]` is the header of the collective that publish s starts (see
+// collectives/call_header.h), written before seq and in seq's cache line so a
+// reader gets both with one miss.
 constexpr size_t kBoardSlotBytes = 32 << 10;
 struct ShmBoard {
   alignas(64) std::atomic<uint64_t> seq{0};
+  CallHeader call[2];
   alignas(64) char slot[2][kBoardSlotBytes];
 };
 

@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -26,13 +27,30 @@ weftResult_t TcpChannel::trySend(const void* data, size_t bytes, size_t* moved) 
 
 weftResult_t TcpChannel::tryRecv(void* data, size_t bytes, size_t* moved) {
   *moved = 0;
-  ssize_t n = recv(fd_, data, bytes, MSG_DONTWAIT);
+  if (aheadPos_ < aheadEnd_) {  // bytes read ahead earlier come first
+    size_t take = std::min(bytes, aheadEnd_ - aheadPos_);
+    std::memcpy(data, ahead_.get() + aheadPos_, take);
+    aheadPos_ += take;
+    *moved = take;
+    return weftSuccess;
+  }
+  const bool small = bytes < kSmallRead;
+  if (small && !ahead_) ahead_.reset(new char[kReadAhead]);
+  ssize_t n = small ? recv(fd_, ahead_.get(), kReadAhead, MSG_DONTWAIT)
+                    : recv(fd_, data, bytes, MSG_DONTWAIT);
+  if (n > 0 && small) {
+    aheadPos_ = 0;
+    aheadEnd_ = static_cast<size_t>(n);
+    return tryRecv(data, bytes, moved);
+  }
   if (n > 0) {
     *moved = static_cast<size_t>(n);
     return weftSuccess;
   }
   if (n == 0)
-    return setError(weftRemoteError, "%s closed its connection (process exited?)", peer_.c_str());
+    return setError(weftRemoteError,
+                    "%s closed its connection (process exited, or its communicator failed)",
+                    peer_.c_str());
   if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return weftSuccess;
   return setError(weftRemoteError, "connection to %s broke while receiving: %s", peer_.c_str(),
                   strerror(errno));

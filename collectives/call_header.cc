@@ -1,0 +1,84 @@
+// Comparing call headers and wording the disagreement (see call_header.h).
+#include "collectives/call_header.h"
+
+#include <cstdio>
+
+#include "collectives/reduce.h"
+#include "core/call.h"
+#include "core/error.h"
+
+namespace weft {
+namespace {
+
+bool hasOp(uint8_t kind) {
+  auto k = static_cast<CollKind>(kind);
+  return k == CollKind::kAllReduce || k == CollKind::kReduceScatter || k == CollKind::kReduce;
+}
+
+bool hasRoot(uint8_t kind) {
+  auto k = static_cast<CollKind>(kind);
+  return k == CollKind::kBroadcast || k == CollKind::kReduce;
+}
+
+const char* kindName(uint8_t kind) {
+  return kind <= static_cast<uint8_t>(CollKind::kBarrier) ? collName(static_cast<CollKind>(kind))
+                                                          : "an unknown operation";
+}
+
+const char* typeName(uint8_t dt) {
+  return dt < weftNumTypes ? datatypeName(static_cast<weftDataType_t>(dt)) : "?";
+}
+
+const char* opName(uint8_t op) {
+  return op < weftNumOps ? redOpName(static_cast<weftRedOp_t>(op)) : "?";
+}
+
+}  // namespace
+
+std::string describeHeader(const CallHeader& h) {
+  char buf[160];
+  int len = snprintf(buf, sizeof(buf), "%s #%u (%llu x %s", kindName(h.kind), h.seq,
+                     static_cast<unsigned long long>(h.count), typeName(h.datatype));
+  if (hasOp(h.kind)) len += snprintf(buf + len, sizeof(buf) - len, ", %s", opName(h.op));
+  if (hasRoot(h.kind)) len += snprintf(buf + len, sizeof(buf) - len, ", root %d", h.root);
+  snprintf(buf + len, sizeof(buf) - len, ")");
+  return buf;
+}
+
+weftResult_t compareCall(CallCheck& check, int peer, const CallHeader& theirs) {
+  const CallHeader& mine = check.mine;
+  char what[96] = "";
+  if (theirs.magic != kCallMagic) {
+    check.mismatch = true;
+    return setError(weftInvalidUsage,
+                    "collective mismatch: rank %d is not starting a collective here (it is in "
+                    "point-to-point calls or in the middle of a different collective) while this "
+                    "rank (%d) starts %s",
+                    peer, check.rank, describeHeader(mine).c_str());
+  }
+  if (theirs.seq != mine.seq)
+    snprintf(what, sizeof(what), "it is at collective #%u, this rank at #%u (a call was skipped)",
+             theirs.seq, mine.seq);
+  else if (theirs.kind != mine.kind)
+    snprintf(what, sizeof(what), "the collectives differ (%s vs %s)", kindName(theirs.kind),
+             kindName(mine.kind));
+  else if (theirs.count != mine.count)
+    snprintf(what, sizeof(what), "the counts differ (%llu vs %llu)",
+             static_cast<unsigned long long>(theirs.count),
+             static_cast<unsigned long long>(mine.count));
+  else if (theirs.datatype != mine.datatype)
+    snprintf(what, sizeof(what), "the datatypes differ (%s vs %s)", typeName(theirs.datatype),
+             typeName(mine.datatype));
+  else if (hasOp(mine.kind) && theirs.op != mine.op)
+    snprintf(what, sizeof(what), "the ops differ (%s vs %s)", opName(theirs.op), opName(mine.op));
+  else if (hasRoot(mine.kind) && theirs.root != mine.root)
+    snprintf(what, sizeof(what), "the roots differ (%d vs %d)", theirs.root, mine.root);
+  else
+    return weftSuccess;
+  check.mismatch = true;
+  return setError(weftInvalidUsage, "collective mismatch: rank %d called %s, this rank (%d) %s: %s",
+                  peer, describeHeader(theirs).c_str(), check.rank, describeHeader(mine).c_str(),
+                  what);
+}
+
+}  // namespace weft

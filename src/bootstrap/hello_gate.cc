@@ -1,0 +1,60 @@
+// Reading many Hellos at once (see hello_gate.h).
+#include "bootstrap/hello_gate.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "bootstrap/socket.h"
+#include "core/error.h"
+#include "core/log.h"
+
+namespace weft {
+
+HelloGate::~HelloGate() {
+  for (Pending& p : pending_) close(p.fd);
+}
+
+void HelloGate::drop(size_t i, const char* why) {
+  WEFT_WARN(BOOTSTRAP, "dropped a connection that %s", why);
+  close(pending_[i].fd);
+  pending_.erase(pending_.begin() + static_cast<long>(i));
+}
+
+weftResult_t HelloGate::poll(int waitMs, std::vector<std::pair<int, Hello>>* ready) {
+  pfds_.assign(1, pollfd{listenFd_, POLLIN, 0});
+  for (const Pending& p : pending_) pfds_.push_back(pollfd{p.fd, POLLIN, 0});
+  if (::poll(pfds_.data(), pfds_.size(), waitMs) < 0 && errno != EINTR)
+    return setError(weftSystemError, "poll failed: %s", strerror(errno));
+  const auto now = std::chrono::steady_clock::now();
+  for (size_t i = pending_.size(); i-- > 0;) {
+    Pending& p = pending_[i];
+    if (pfds_[i + 1].revents != 0) {
+      ssize_t n = recv(p.fd, reinterpret_cast<char*>(&p.hello) + p.got, sizeof(Hello) - p.got,
+                       MSG_DONTWAIT);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        drop(i, "closed before its Hello");
+        continue;
+      }
+      if (n > 0) p.got += static_cast<size_t>(n);
+      if (p.got == sizeof(Hello)) {
+        ready->emplace_back(p.fd, p.hello);
+        pending_.erase(pending_.begin() + static_cast<long>(i));
+        continue;
+      }
+    }
+    if (now - p.since > std::chrono::seconds(kHelloSeconds)) drop(i, "sent no Hello in 5 s");
+  }
+  for (;;) {
+    int fd = accept4(listenFd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) break;
+    if (pending_.size() >= kMaxPending) drop(0, "waited longest while the gate was full");
+    setNoDelay(fd);
+    pending_.push_back(Pending{fd, std::chrono::steady_clock::now(), 0, Hello{}});
+  }
+  return weftSuccess;
+}
+
+}  // namespace weft
