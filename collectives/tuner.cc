@@ -1,0 +1,229 @@
+// The tuner's cost model (see tuner.h). Notation: n ranks on N nodes, L per
+// node; S bytes per rank; a (us) and b (us per byte) of a link; o the cost of
+// moving one chunk (kPerMessageUs); r the host reduction's us per byte.
+//   ring (ranks of a node adjacent):  the pipeline's critical path crosses
+//     2(n-1) hops, 2(n-1)N/n of them between nodes, each costing a + one
+//     chunk; each node link carries 2(n-1)/n S; 2(n-1)S/(n c) chunks pay o.
+//   tree (double binary):  2 log2(N) hops between nodes and 2 log2(L) inside
+//     up and down; a rank sends and receives about 2S; ~6 chunk moves per
+//     chunk of a half.
+//   oneshot:  one hop; a node's link carries L(n-L)S; the rank reduces (n-1)S.
+//   hier:  an intra ring reduce-scatter and allgather (L-1 hops each, (L-1)/L
+//     S each), and between them L rings (or trees) of N ranks on S/L bytes
+//     that share the node's link: it carries 2(N-1)/N S.
+// The chunk c minimises (hops) c b + (chunks) o: c = sqrt(segment o / b).
+#include "collectives/tuner.h"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "collectives/hier.h"
+
+namespace weft {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+double ceilLog2(int n) {
+  int d = 0;
+  while ((1 << d) < n) ++d;
+  return d;
+}
+
+double chunks(double bytes, size_t chunk) {
+  double c = std::ceil(bytes / static_cast<double>(chunk));
+  return c < 1 ? 1 : c;
+}
+
+}  // namespace
+
+const char* tunedName(Tuned a) {
+  switch (a) {
+    case Tuned::kOneshot:
+      return "oneshot";
+    case Tuned::kRing:
+      return "ring";
+    case Tuned::kTree:
+      return "tree";
+    case Tuned::kHierRing:
+      return "hier";
+    case Tuned::kHierTree:
+      return "hier-tree";
+    case Tuned::kDirect:
+      return "direct";
+    default:
+      return "?";
+  }
+}
+
+void Tuner::setup(const CommTopo* topo, LinkModel intra, LinkModel inter, size_t maxChunk,
+                  int maxStreams, size_t oneshotStaging) {
+  topo_ = topo;
+  intra_ = intra;
+  inter_ = topo->nnodes > 1 ? inter : intra;
+  maxChunk_ = maxChunk;
+  maxStreams_ = maxStreams;
+  oneshotStaging_ = oneshotStaging;
+}
+
+size_t Tuner::chunkFor(size_t segmentBytes, const LinkModel& slow) const {
+  double c = std::sqrt(static_cast<double>(segmentBytes) * kPerMessageUs / slow.usPerByte());
+  size_t chunk = static_cast<size_t>(c) / 4096 * 4096;
+  if (chunk < kMinChunk) chunk = kMinChunk;
+  if (chunk > maxChunk_) chunk = maxChunk_;
+  return chunk;
+}
+
+int Tuner::streamsFor(size_t segmentBytes, size_t chunk) const {
+  size_t s = segmentBytes / chunk;
+  if (s < 1) s = 1;
+  return s < static_cast<size_t>(maxStreams_) ? static_cast<int>(s) : maxStreams_;
+}
+
+double Tuner::allReduceUs(Tuned algo, size_t bytes, size_t* chunkOut) const {
+  const int n = topo_->nranks, N = topo_->nnodes, L = topo_->localRanks;
+  const double S = static_cast<double>(bytes);
+  const double o = kPerMessageUs, r = 1e-3 / kReduceGBps;
+  const LinkModel& slow = N > 1 ? inter_ : intra_;
+  const double ae = inter_.alphaUs, be = inter_.usPerByte();
+  const double ai = intra_.alphaUs, bi = intra_.usPerByte();
+  size_t chunk = maxChunk_;
+  double t = kInf;
+  switch (algo) {
+    case Tuned::kOneshot: {
+      if (static_cast<double>(n) * S > static_cast<double>(oneshotStaging_)) break;
+      double wire = N > 1 ? L * (n - L) * S * be : (n - 1) * S * bi;
+      t = slow.alphaUs + (n - 1) * o + wire + (n - 1) * S * r;
+      break;
+    }
+    case Tuned::kRing: {
+      double seg = S / n;
+      chunk = chunkFor(static_cast<size_t>(seg), slow);
+      double ce = std::min<double>(static_cast<double>(chunk), seg);
+      double hopsE = N > 1 ? 2.0 * (n - 1) * N / n : 0, hopsI = 2.0 * (n - 1) - hopsE;
+      t = hopsE * (ae + ce * be) + hopsI * (ai + ce * bi) + 2.0 * (n - 1) * chunks(seg, chunk) * o +
+          2.0 * (n - 1) / n * S * slow.usPerByte() + (n - 1.0) / n * S * r;
+      break;
+    }
+    case Tuned::kTree: {
+      double half = S / 2;
+      chunk = chunkFor(static_cast<size_t>(half), slow);
+      double ce = std::min<double>(static_cast<double>(chunk), half);
+      double levE = N > 1 ? ceilLog2(N) : 0;
+      double levI = std::max(0.0, ceilLog2(n) - levE);
+      t = 2 * levE * (ae + ce * be) + 2 * levI * (ai + ce * bi) + 6 * chunks(half, chunk) * o +
+          2 * S * slow.usPerByte() + S * r;
+      break;
+    }
+    case Tuned::kHierRing:
+    case Tuned::kHierTree: {
+      if (!hierUsable(*topo_)) break;
+      double part = S / L;  // what each rank carries across nodes
+      chunk = chunkFor(static_cast<size_t>(part / N), inter_);
+      double ci = std::min<double>(static_cast<double>(chunk), S / L);
+      double inside = 2 * ((L - 1) * (ai + ci * bi) + (L - 1) * chunks(S / L, chunk) * o +
+                           (L - 1.0) / L * S * bi) +
+                      (L - 1.0) / L * S * r;
+      double across;
+      if (algo == Tuned::kHierRing) {
+        double ce = std::min<double>(static_cast<double>(chunk), part / N);
+        across = 2.0 * (N - 1) * (ae + ce * be) + 2.0 * (N - 1) * chunks(part / N, chunk) * o +
+                 2.0 * (N - 1) / N * part * L * be + (N - 1.0) / N * part * r;
+      } else {
+        double ce = std::min<double>(static_cast<double>(chunk), part / 2);
+        across = 2 * ceilLog2(N) * (ae + ce * be) + 6 * chunks(part / 2, chunk) * o +
+                 2 * part * L * be + part * r;
+      }
+      t = inside + across;
+      break;
+    }
+    default:
+      break;
+  }
+  if (chunkOut) *chunkOut = chunk;
+  return t;
+}
+
+double Tuner::allGatherUs(Tuned algo, size_t bytes, size_t* chunkOut) const {
+  const int n = topo_->nranks, N = topo_->nnodes, L = topo_->localRanks;
+  const double S = static_cast<double>(bytes), o = kPerMessageUs;
+  const LinkModel& slow = N > 1 ? inter_ : intra_;
+  const double ae = inter_.alphaUs, be = inter_.usPerByte();
+  const double ai = intra_.alphaUs, bi = intra_.usPerByte();
+  size_t chunk = chunkFor(bytes, slow);
+  double ce = std::min<double>(static_cast<double>(chunk), S);
+  double t = kInf;
+  switch (algo) {
+    case Tuned::kDirect:
+      t = slow.alphaUs + (n - 1) * o + (N > 1 ? L * (n - L) * S * be : (n - 1) * S * bi);
+      break;
+    case Tuned::kRing: {
+      double hopsE = N > 1 ? (n - 1.0) * N / n : 0, hopsI = (n - 1.0) - hopsE;
+      t = hopsE * (ae + ce * be) + hopsI * (ai + ce * bi) + (n - 1) * chunks(S, chunk) * o +
+          (n - 1) * S * slow.usPerByte();
+      break;
+    }
+    case Tuned::kHierRing:
+      if (!hierUsable(*topo_)) break;
+      t = (N - 1) * (ae + ce * be) + (N - 1) * chunks(S, chunk) * o + L * (N - 1) * S * be +
+          (L - 1) * (ai + ce * bi) + (L - 1) * N * chunks(S, chunk) * o + (L - 1) * N * S * bi;
+      break;
+    default:
+      break;
+  }
+  if (chunkOut) *chunkOut = chunk;
+  return t;
+}
+
+TunedChoice Tuner::pickAllReduce(size_t bytes) const {
+  TunedChoice best;
+  best.predictedUs = kInf;
+  for (Tuned a :
+       {Tuned::kOneshot, Tuned::kRing, Tuned::kTree, Tuned::kHierRing, Tuned::kHierTree}) {
+    size_t chunk = 0;
+    double t = allReduceUs(a, bytes, &chunk);
+    if (t < best.predictedUs) best = TunedChoice{a, chunk, 1, t};
+  }
+  if (best.algo == Tuned::kRing)
+    best.streams = streamsFor(bytes / static_cast<size_t>(topo_->nranks), best.chunkBytes);
+  return best;
+}
+
+TunedChoice Tuner::pickAllGather(size_t bytes) const {
+  TunedChoice best;
+  best.predictedUs = kInf;
+  for (Tuned a : {Tuned::kDirect, Tuned::kRing, Tuned::kHierRing}) {
+    size_t chunk = 0;
+    double t = allGatherUs(a, bytes, &chunk);
+    if (t < best.predictedUs) best = TunedChoice{a, chunk, 1, t};
+  }
+  if (best.algo == Tuned::kRing) best.streams = streamsFor(bytes, best.chunkBytes);
+  return best;
+}
+
+std::string Tuner::table() const {
+  std::string out;
+  char line[256];
+  std::snprintf(line, sizeof(line),
+                "allreduce model (us): %d ranks, %d nodes, %d per node; inter %.1f us %.3f GB/s, "
+                "intra %.1f us %.3f GB/s\n%12s %10s %10s %10s %10s %10s  pick (chunk)\n",
+                topo_->nranks, topo_->nnodes, topo_->localRanks, inter_.alphaUs, inter_.gbps,
+                intra_.alphaUs, intra_.gbps, "bytes", "oneshot", "ring", "tree", "hier",
+                "hier-tree");
+  out += line;
+  for (size_t b = 8; b <= (256u << 20); b *= 4) {
+    double t[5];
+    int i = 0;
+    for (Tuned a :
+         {Tuned::kOneshot, Tuned::kRing, Tuned::kTree, Tuned::kHierRing, Tuned::kHierTree})
+      t[i++] = allReduceUs(a, b, nullptr);
+    TunedChoice c = pickAllReduce(b);
+    std::snprintf(line, sizeof(line), "%12zu %10.1f %10.1f %10.1f %10.1f %10.1f  %s (%zu)\n", b,
+                  t[0], t[1], t[2], t[3], t[4], tunedName(c.algo), c.chunkBytes);
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace weft
