@@ -56,6 +56,13 @@ struct CommTopo {
   std::unique_ptr<RankView> ring, intra, inter;  // inter: only when uniform
   int ringPos = 0, intraPos = 0, interPos = 0;   // our index in each view
   TreeLinks ringTree[2], interTree[2];           // our links, in view positions
+  // What the tuner needs to know of the trees: the hops of the deepest path of
+  // tree 0 (small calls use it alone), split into hops between and inside
+  // nodes, and the most bytes one node's link carries each way, per byte of
+  // the buffer, with both trees busy (flat: over the ring view; across: the
+  // trees over nodes in the hierarchical form).
+  int treeInterHops = 0, treeIntraHops = 0, acrossTreeHops = 0;
+  double treeLinkLoad = 1, acrossTreeLinkLoad = 1;
 
   // `nodeHash[r]` is rank r's node identity hash.
   void build(int myRank, const std::vector<uint64_t>& nodeHash, ChannelTable* channels);

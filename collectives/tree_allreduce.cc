@@ -8,9 +8,11 @@
 //
 // Channels: a peer can be our parent in one tree and our child in the other,
 // so traffic of both trees to one peer shares one flow per direction. A
-// flow's items go chunk-major: for chunk c, tree 0's item then tree 1's.
-// Every item waits only for items of the same (chunk, tree), which come
-// earlier in every flow: no cycle, no deadlock.
+// flow carries all its partial sums (up, chunk by chunk, tree 0 before tree 1)
+// before any result (down): a result waits only for items of its own chunk
+// and tree, and partial sums never wait for results, so no wait can close a
+// cycle. Interleaving the two per chunk would make chunk c+1's partial sum
+// wait for chunk c's round trip to the root: no pipelining at all.
 #include <cstring>
 
 #include "collectives/coll_context.h"
@@ -34,6 +36,7 @@ struct TreeFlow {
   int peer = -1;
   bool send = false;
   int nent = 0;
+  int nup = 0;  // ent[0, nup) go up, ent[nup, nent) come down
   Entry ent[2];
   char* slot = nullptr;  // staging for partial sums received from a child
 };
@@ -43,17 +46,19 @@ class TreeAllReducePlan : public FlowPlan {
   TreeAllReducePlan(CollContext& ctx, const TreeLinks links[2], const CollArgs& a)
       : ctx_(ctx), args_(a) {
     esize_ = datatypeSize(a.datatype);
+    // Up entries first, then down ones: in a flow, a chunk's partial sums never
+    // wait behind the other tree's result coming down.
     for (int t = 0; t < 2; ++t) {
       links_[t] = links[t];
       const TreeLinks& l = links[t];
-      if (l.parent >= 0) {
-        add(l.parent, true, Entry{t, kUp, -1});
-        parentRecv_[t] = add(l.parent, false, Entry{t, kDown, -1});
-      }
-      for (int j = 0; j < l.nchildren(); ++j) {
+      if (l.parent >= 0) add(l.parent, true, Entry{t, kUp, -1});
+      for (int j = 0; j < l.nchildren(); ++j)
         childRecv_[t][j] = add(l.child[j], false, Entry{t, kUp, j});
-        add(l.child[j], true, Entry{t, kDown, j});
-      }
+    }
+    for (int t = 0; t < 2; ++t) {
+      const TreeLinks& l = links[t];
+      if (l.parent >= 0) parentRecv_[t] = add(l.parent, false, Entry{t, kDown, -1});
+      for (int j = 0; j < l.nchildren(); ++j) add(l.child[j], true, Entry{t, kDown, j});
     }
     int nslots = 0;
     for (int f = 0; f < nflows_; ++f)
@@ -63,7 +68,10 @@ class TreeAllReducePlan : public FlowPlan {
     int s = 0;
     for (int f = 0; f < nflows_; ++f)
       if (!flows_[f].send && hasUp(flows_[f])) flows_[f].slot = ctx.staging + stride * s++;
-    C_ = chunksPerSegment(segmentOf(a.count, 2, 0).count, esize_, chunk);
+    // Small buffers go up and down tree 0 alone (tree 1's items are empty and
+    // send nothing): the same depth, half the messages and wake-ups.
+    split_ = a.count * esize_ <= kSingleTreeBytes ? a.count : segmentOf(a.count, 2, 0).count;
+    C_ = chunksPerSegment(split_, esize_, chunk);
   }
 
   int numFlows() const override { return nflows_; }
@@ -77,10 +85,10 @@ class TreeAllReducePlan : public FlowPlan {
 
   FlowItem item(int f, int64_t k) const override {
     const TreeFlow& fl = flows_[f];
-    const int64_t c = k / fl.nent;
-    const Entry& e = fl.ent[k % fl.nent];
+    int64_t c = 0;
+    const Entry& e = locate(fl, k, &c);
     const TreeLinks& l = links_[e.tree];
-    Span sp = chunkOf(segmentOf(args_.count, 2, e.tree), C_, c);
+    Span sp = chunkOf(half(e.tree), C_, c);
     char* recv = static_cast<char*>(args_.recvbuff) + sp.offset * esize_;
     FlowItem it;
     it.bytes = sp.count * esize_;
@@ -108,9 +116,10 @@ class TreeAllReducePlan : public FlowPlan {
 
   void onReceived(int f, int64_t k) override {
     const TreeFlow& fl = flows_[f];
-    const Entry& e = fl.ent[k % fl.nent];
+    int64_t c = 0;
+    const Entry& e = locate(fl, k, &c);
     if (e.role != kUp) return;
-    Span sp = chunkOf(segmentOf(args_.count, 2, e.tree), C_, k / fl.nent);
+    Span sp = chunkOf(half(e.tree), C_, c);
     size_t off = sp.offset * esize_;
     char* recv = static_cast<char*>(args_.recvbuff) + off;
     const char* mine = e.child == 0 ? static_cast<const char*>(args_.sendbuff) + off : recv;
@@ -122,6 +131,8 @@ class TreeAllReducePlan : public FlowPlan {
     int flow = -1;
     int entry = 0;
   };
+  // The part of the buffer tree t reduces: [0, split) and [split, count).
+  Span half(int t) const { return t == 0 ? Span{0, split_} : Span{split_, args_.count - split_}; }
   static bool hasUp(const TreeFlow& fl) {
     for (int i = 0; i < fl.nent; ++i)
       if (fl.ent[i].role == kUp) return true;
@@ -137,17 +148,33 @@ class TreeAllReducePlan : public FlowPlan {
       ++nflows_;
     }
     flows_[f].ent[flows_[f].nent] = e;
+    if (e.role == kUp) ++flows_[f].nup;  // every up entry is added before any down one
     return Ref{f, flows_[f].nent++};
   }
   void dependOn(FlowItem* it, Ref r, int64_t chunk) const {
     it->depFlow = r.flow;
-    it->depItem = chunk * flows_[r.flow].nent + r.entry;
+    const TreeFlow& fl = flows_[r.flow];
+    const int ndown = fl.nent - fl.nup;
+    it->depItem = r.entry < fl.nup ? chunk * fl.nup + r.entry
+                                   : C_ * fl.nup + chunk * ndown + (r.entry - fl.nup);
+  }
+  // Item k of a flow: its entry and chunk (ups of every chunk, then downs).
+  const Entry& locate(const TreeFlow& fl, int64_t k, int64_t* chunk) const {
+    if (k < C_ * fl.nup) {
+      *chunk = k / fl.nup;
+      return fl.ent[k % fl.nup];
+    }
+    const int ndown = fl.nent - fl.nup;
+    k -= C_ * fl.nup;
+    *chunk = k / ndown;
+    return fl.ent[fl.nup + k % ndown];
   }
 
   CollContext& ctx_;
   CollArgs args_;
   size_t esize_ = 0;
   int64_t C_ = 1;
+  size_t split_ = 0;
   TreeLinks links_[2];
   TreeFlow flows_[12];
   int nflows_ = 0;

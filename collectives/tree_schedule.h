@@ -10,9 +10,13 @@
 // one-child root of tree 0). Depth is about log2(n) in both trees.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 namespace weft {
+
+// Buffers up to this size go up and down tree 0 alone (tree_allreduce.cc).
+constexpr size_t kSingleTreeBytes = 16 << 10;
 
 struct TreeLinks {
   int parent = -1;          // -1: the root

@@ -4,9 +4,10 @@
 //   ring (ranks of a node adjacent):  the pipeline's critical path crosses
 //     2(n-1) hops, 2(n-1)N/n of them between nodes, each costing a + one
 //     chunk; each node link carries 2(n-1)/n S; 2(n-1)S/(n c) chunks pay o.
-//   tree (double binary):  2 log2(N) hops between nodes and 2 log2(L) inside
-//     up and down; a rank sends and receives about 2S; ~6 chunk moves per
-//     chunk of a half.
+//   tree (double binary):  up and down the deepest path of tree 0 (its hops
+//     between and inside nodes, CommTopo); the busiest node link carries
+//     treeLinkLoad S each way; ~6 chunk moves per chunk of a half. Up to
+//     kSingleTreeBytes, tree 0 carries everything.
 //   oneshot:  one hop; a node's link carries L(n-L)S; the rank reduces (n-1)S.
 //   hier:  an intra ring reduce-scatter and allgather (L-1 hops each, (L-1)/L
 //     S each), and between them L rings (or trees) of N ranks on S/L bytes
@@ -24,12 +25,6 @@ namespace weft {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-double ceilLog2(int n) {
-  int d = 0;
-  while ((1 << d) < n) ++d;
-  return d;
-}
 
 double chunks(double bytes, size_t chunk) {
   double c = std::ceil(bytes / static_cast<double>(chunk));
@@ -107,13 +102,12 @@ double Tuner::allReduceUs(Tuned algo, size_t bytes, size_t* chunkOut) const {
       break;
     }
     case Tuned::kTree: {
-      double half = S / 2;
+      double half = bytes <= kSingleTreeBytes ? S : S / 2;
       chunk = chunkFor(static_cast<size_t>(half), slow);
       double ce = std::min<double>(static_cast<double>(chunk), half);
-      double levE = N > 1 ? ceilLog2(N) : 0;
-      double levI = std::max(0.0, ceilLog2(n) - levE);
-      t = 2 * levE * (ae + ce * be) + 2 * levI * (ai + ce * bi) + 6 * chunks(half, chunk) * o +
-          2 * S * slow.usPerByte() + S * r;
+      double wire = N > 1 ? topo_->treeLinkLoad * S * be : 2 * S * bi;
+      t = 2 * topo_->treeInterHops * (ae + ce * be) + 2 * topo_->treeIntraHops * (ai + ce * bi) +
+          6 * chunks(half, chunk) * o + wire + S * r;
       break;
     }
     case Tuned::kHierRing:
@@ -131,9 +125,10 @@ double Tuner::allReduceUs(Tuned algo, size_t bytes, size_t* chunkOut) const {
         across = 2.0 * (N - 1) * (ae + ce * be) + 2.0 * (N - 1) * chunks(part / N, chunk) * o +
                  2.0 * (N - 1) / N * part * L * be + (N - 1.0) / N * part * r;
       } else {
-        double ce = std::min<double>(static_cast<double>(chunk), part / 2);
-        across = 2 * ceilLog2(N) * (ae + ce * be) + 6 * chunks(part / 2, chunk) * o +
-                 2 * part * L * be + part * r;
+        double half = bytes / L <= kSingleTreeBytes ? part : part / 2;
+        double ce = std::min<double>(static_cast<double>(chunk), half);
+        across = 2 * topo_->acrossTreeHops * (ae + ce * be) + 6 * chunks(half, chunk) * o +
+                 topo_->acrossTreeLinkLoad * S * be + part * r;
       }
       t = inside + across;
       break;

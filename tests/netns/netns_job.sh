@@ -85,7 +85,7 @@ if [ "$LINK" = tun ]; then
   IFNAME=wt0
   args=()
   for ((i = 0; i < NODES; i++)); do args+=("${NS[i]}:$IFNAME:$(addr "$i")"); done
-  "$RELAY" --delay-us "$DELAY_US" --rate-mbit "$RATE_MBIT" --ready "$TMP/ready" "${args[@]}" \
+  ${RELAY_PRIO:-} "$RELAY" --delay-us "$DELAY_US" --rate-mbit "$RATE_MBIT" --ready "$TMP/ready" "${args[@]}" \
     2>"$TMP/relay.log" &
   RELAY_PID=$!
   for ((t = 0; t < 100; t++)); do
