@@ -15,10 +15,12 @@
 #
 #   netns_job.sh [--nodes K] [--ppn P] [--link tun|veth] [--delay-us D]
 #                [--rate-mbit R] [--placement block|cyclic] [--timeout S]
-#                [--relay PATH] [--all-logs] -- PROGRAM ARGS...
+#                [--relay PATH] [--relay-rt] [--all-logs] -- PROGRAM ARGS...
+# --relay-rt runs the relay at real-time priority (chrt -f 1): the emulated
+# network then does not wait for a core behind the ranks, as a real one would not.
 set -uo pipefail
 
-NODES=4 PPN=2 LINK=tun DELAY_US=0 RATE_MBIT=0 PLACEMENT=block TIMEOUT=120 ALL_LOGS=0
+NODES=4 PPN=2 LINK=tun DELAY_US=0 RATE_MBIT=0 PLACEMENT=block TIMEOUT=120 ALL_LOGS=0 RELAY_RT=()
 RELAY=${WEFT_TUN_RELAY:-$(dirname "$0")/weft-tun-relay}
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -30,6 +32,7 @@ while [ $# -gt 0 ]; do
     --placement) PLACEMENT=$2; shift 2 ;;
     --timeout) TIMEOUT=$2; shift 2 ;;
     --relay) RELAY=$2; shift 2 ;;
+    --relay-rt) RELAY_RT=(chrt -f 1); shift ;;
     --all-logs) ALL_LOGS=1; shift ;;
     --) shift; break ;;
     *) echo "netns_job.sh: unknown option $1" >&2; exit 2 ;;
@@ -85,7 +88,7 @@ if [ "$LINK" = tun ]; then
   IFNAME=wt0
   args=()
   for ((i = 0; i < NODES; i++)); do args+=("${NS[i]}:$IFNAME:$(addr "$i")"); done
-  ${RELAY_PRIO:-} "$RELAY" --delay-us "$DELAY_US" --rate-mbit "$RATE_MBIT" --ready "$TMP/ready" "${args[@]}" \
+  "${RELAY_RT[@]}" "$RELAY" --delay-us "$DELAY_US" --rate-mbit "$RATE_MBIT" --ready "$TMP/ready" "${args[@]}" \
     2>"$TMP/relay.log" &
   RELAY_PID=$!
   for ((t = 0; t < 100; t++)); do
