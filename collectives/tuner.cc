@@ -12,7 +12,14 @@
 //   hier:  an intra ring reduce-scatter and allgather (L-1 hops each, (L-1)/L
 //     S each), and between them L rings (or trees) of N ranks on S/L bytes
 //     that share the node's link: it carries 2(N-1)/N S.
-// The chunk c minimises (hops) c b + (chunks) o: c = sqrt(segment o / b).
+// The chunk is the segment a step moves, up to WEFT_CHUNK: measured here
+// (8 ranks on 2 cores), every extra chunk costs a wake-up worth far more than
+// the pipeline fill it saves; the textbook c = sqrt(segment o / b) with o a
+// few microseconds made 1-8 MiB allreduces 1.5x slower.
+// L rings of the hierarchical form share each node link; TCP rarely splits a
+// link evenly, and each ring runs at its worst share along the ring, so the
+// shared link's term is scaled by kSharedLinkPenalty (measured: hier at
+// 32 MiB on 4x2 nodes took ~1.25x its ideal).
 #include "collectives/tuner.h"
 
 #include <cmath>
@@ -29,6 +36,16 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 double chunks(double bytes, size_t chunk) {
   double c = std::ceil(bytes / static_cast<double>(chunk));
   return c < 1 ? 1 : c;
+}
+
+// A pipelined ring phase: `steps` steps, each moving `seg` bytes over every
+// link in chunks. The hops' latencies add up along the chain; every link
+// carries steps x seg bytes, plus one chunk of pipeline fill; every chunk
+// move costs o.
+double pipeline(double steps, double hopLatency, double seg, size_t chunk, double usPerByte,
+                double o) {
+  double ce = std::min<double>(static_cast<double>(chunk), seg);
+  return hopLatency + (steps * seg + ce) * usPerByte + steps * chunks(seg, chunk) * o;
 }
 
 }  // namespace
@@ -62,9 +79,8 @@ void Tuner::setup(const CommTopo* topo, LinkModel intra, LinkModel inter, size_t
   oneshotStaging_ = oneshotStaging;
 }
 
-size_t Tuner::chunkFor(size_t segmentBytes, const LinkModel& slow) const {
-  double c = std::sqrt(static_cast<double>(segmentBytes) * kPerMessageUs / slow.usPerByte());
-  size_t chunk = static_cast<size_t>(c) / 4096 * 4096;
+size_t Tuner::chunkFor(size_t segmentBytes) const {
+  size_t chunk = (segmentBytes + 4095) / 4096 * 4096;
   if (chunk < kMinChunk) chunk = kMinChunk;
   if (chunk > maxChunk_) chunk = maxChunk_;
   return chunk;
@@ -94,16 +110,15 @@ double Tuner::allReduceUs(Tuned algo, size_t bytes, size_t* chunkOut) const {
     }
     case Tuned::kRing: {
       double seg = S / n;
-      chunk = chunkFor(static_cast<size_t>(seg), slow);
-      double ce = std::min<double>(static_cast<double>(chunk), seg);
+      chunk = chunkFor(static_cast<size_t>(seg));
       double hopsE = N > 1 ? 2.0 * (n - 1) * N / n : 0, hopsI = 2.0 * (n - 1) - hopsE;
-      t = hopsE * (ae + ce * be) + hopsI * (ai + ce * bi) + 2.0 * (n - 1) * chunks(seg, chunk) * o +
-          2.0 * (n - 1) / n * S * slow.usPerByte() + (n - 1.0) / n * S * r;
+      t = pipeline(2.0 * (n - 1), hopsE * ae + hopsI * ai, seg, chunk, slow.usPerByte(), o) +
+          (n - 1.0) / n * S * r;
       break;
     }
     case Tuned::kTree: {
       double half = bytes <= kSingleTreeBytes ? S : S / 2;
-      chunk = chunkFor(static_cast<size_t>(half), slow);
+      chunk = chunkFor(static_cast<size_t>(half));
       double ce = std::min<double>(static_cast<double>(chunk), half);
       double wire = N > 1 ? topo_->treeLinkLoad * S * be : 2 * S * bi;
       t = 2 * topo_->treeInterHops * (ae + ce * be) + 2 * topo_->treeIntraHops * (ai + ce * bi) +
@@ -114,21 +129,20 @@ double Tuner::allReduceUs(Tuned algo, size_t bytes, size_t* chunkOut) const {
     case Tuned::kHierTree: {
       if (!hierUsable(*topo_)) break;
       double part = S / L;  // what each rank carries across nodes
-      chunk = chunkFor(static_cast<size_t>(part / N), inter_);
-      double ci = std::min<double>(static_cast<double>(chunk), S / L);
-      double inside = 2 * ((L - 1) * (ai + ci * bi) + (L - 1) * chunks(S / L, chunk) * o +
-                           (L - 1.0) / L * S * bi) +
-                      (L - 1.0) / L * S * r;
+      chunk = chunkFor(static_cast<size_t>(part / N));
+      double inside =
+          2 * pipeline(L - 1, (L - 1) * ai, S / L, chunk, bi, o) + (L - 1.0) / L * S * r;
       double across;
       if (algo == Tuned::kHierRing) {
-        double ce = std::min<double>(static_cast<double>(chunk), part / N);
-        across = 2.0 * (N - 1) * (ae + ce * be) + 2.0 * (N - 1) * chunks(part / N, chunk) * o +
-                 2.0 * (N - 1) / N * part * L * be + (N - 1.0) / N * part * r;
+        // L rings share the node link: each sees L times its per-byte time.
+        across = pipeline(2.0 * (N - 1), 2.0 * (N - 1) * ae, part / N, chunk,
+                          L * be * kSharedLinkPenalty, o) +
+                 (N - 1.0) / N * part * r;
       } else {
         double half = bytes / L <= kSingleTreeBytes ? part : part / 2;
         double ce = std::min<double>(static_cast<double>(chunk), half);
         across = 2 * topo_->acrossTreeHops * (ae + ce * be) + 6 * chunks(half, chunk) * o +
-                 topo_->acrossTreeLinkLoad * S * be + part * r;
+                 topo_->acrossTreeLinkLoad * S * be * kSharedLinkPenalty + part * r;
       }
       t = inside + across;
       break;
@@ -146,7 +160,7 @@ double Tuner::allGatherUs(Tuned algo, size_t bytes, size_t* chunkOut) const {
   const LinkModel& slow = N > 1 ? inter_ : intra_;
   const double ae = inter_.alphaUs, be = inter_.usPerByte();
   const double ai = intra_.alphaUs, bi = intra_.usPerByte();
-  size_t chunk = chunkFor(bytes, slow);
+  size_t chunk = chunkFor(bytes);
   double ce = std::min<double>(static_cast<double>(chunk), S);
   double t = kInf;
   switch (algo) {
@@ -161,8 +175,9 @@ double Tuner::allGatherUs(Tuned algo, size_t bytes, size_t* chunkOut) const {
     }
     case Tuned::kHierRing:
       if (!hierUsable(*topo_)) break;
-      t = (N - 1) * (ae + ce * be) + (N - 1) * chunks(S, chunk) * o + L * (N - 1) * S * be +
-          (L - 1) * (ai + ce * bi) + (L - 1) * N * chunks(S, chunk) * o + (L - 1) * N * S * bi;
+      t = (N - 1) * (ae + ce * be) + (N - 1) * chunks(S, chunk) * o +
+          L * (N - 1) * S * be * kSharedLinkPenalty + (L - 1) * (ai + ce * bi) +
+          (L - 1) * N * chunks(S, chunk) * o + (L - 1) * N * S * bi;
       break;
     default:
       break;

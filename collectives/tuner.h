@@ -37,6 +37,7 @@ class Tuner {
   static constexpr double kPerMessageUs = 3.0;  // engine + syscall cost of one chunk
   static constexpr double kReduceGBps = 3.0;    // host reduction, bytes of input per second
   static constexpr size_t kMinChunk = 16 << 10;
+  static constexpr double kSharedLinkPenalty = 1.25;  // L flows on one link (tuner.cc)
 
   void setup(const CommTopo* topo, LinkModel intra, LinkModel inter, size_t maxChunk,
              int maxStreams, size_t oneshotStaging);
@@ -54,7 +55,7 @@ class Tuner {
   std::string table() const;
 
  private:
-  size_t chunkFor(size_t linkBytes, const LinkModel& slow) const;
+  size_t chunkFor(size_t segmentBytes) const;
   int streamsFor(size_t segmentBytes, size_t chunk) const;
   const CommTopo* topo_ = nullptr;
   LinkModel intra_, inter_;

@@ -6,7 +6,9 @@ Runs build/perf/all_reduce_perf over K network namespaces x P ranks
 tuner), in rounds that alternate the algorithms so that machine drift hits
 them alike, and prints medians: each algorithm's time per size, the fastest
 forced one, and auto's time as a ratio of it (the done-when figure: within
-1.15). Small sizes run many iterations, large ones few (--split).
+1.15). Small sizes run many iterations, large ones few (--split). --latency
+times single calls instead (perf/allreduce_latency: a barrier between calls,
+the slowest rank's time), one job per size.
 
   perf/netns_compare.py --build build --nodes 4 --ppn 2 --delay-us 200 --rate-mbit 1000
   perf/netns_compare.py --build build --nodes 8 --ppn 1 --delay-us 200 --algos ring,tree -e 8
@@ -40,7 +42,31 @@ def rows(output, col):
     return out
 
 
+def sizes_between(lo, hi, f):
+    out = []
+    while lo <= hi:
+        out.append(lo)
+        lo *= f
+    return out
+
+
 def run_job(args, algo, lo, hi, iters):
+    if args.latency:
+        out = {}
+        for size in sizes_between(lo, hi, args.f):
+            text = run_netns(args, algo, [os.path.join(args.build, "perf/allreduce_latency"),
+                                          "-b", str(size), "-n", str(iters), "-w", "10"])
+            for line in text.splitlines():
+                parts = line.split()
+                if len(parts) == 4 and parts[0].isdigit():
+                    out[int(parts[0])] = (float(parts[1]), 0.0)
+        return out
+    return rows(run_netns(args, algo, [os.path.join(args.build, "perf/all_reduce_perf"),
+                                       "-b", str(lo), "-e", str(hi), "-f", str(args.f), "-w", "2",
+                                       "-n", str(iters), "-c", "0"]), 0)
+
+
+def run_netns(args, algo, program):
     here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.dirname(here)
     cmd = ["bash", os.path.join(root, "tests/netns/netns_job.sh"),
@@ -48,15 +74,13 @@ def run_job(args, algo, lo, hi, iters):
            "--nodes", str(args.nodes), "--ppn", str(args.ppn), "--link", "tun",
            "--delay-us", str(args.delay_us), "--rate-mbit", str(args.rate_mbit),
            "--timeout", str(args.timeout)] + (["--relay-rt"] if args.relay_rt else []) + ["--",
-           "env", "WEFT_ALGO=" + algo,
-           os.path.join(args.build, "perf/all_reduce_perf"),
-           "-b", str(lo), "-e", str(hi), "-f", str(args.f), "-w", "2", "-n", str(iters), "-c", "0"]
+           "env", "WEFT_ALGO=" + algo] + program
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout + 60)
     if res.returncode != 0:
         sys.stderr.write("%s failed (%d):\n%s%s" % (algo, res.returncode, res.stdout[-3000:],
                                                     res.stderr[-2000:]))
-        return {}
-    return rows(res.stdout, 0)
+        return ""
+    return res.stdout
 
 
 def main():
@@ -75,6 +99,8 @@ def main():
     ap.add_argument("--iters-small", type=int, default=40)
     ap.add_argument("--iters-large", type=int, default=4)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--latency", action="store_true",
+                    help="time single calls (perf/allreduce_latency) instead of back-to-back loops")
     ap.add_argument("--relay-rt", action="store_true",
                     help="run the relay at real-time priority (netns_job.sh --relay-rt)")
     ap.add_argument("--timeout", type=int, default=400)
@@ -99,7 +125,8 @@ def main():
     sizes = sorted({s for a in algos for s in samples[a]})
     forced = [a for a in algos if a != "auto"]
     print("# %d nodes x %d ranks, links %.0f Mbit/s and %.0f us one way; median of %d rounds, "
-          "out-of-place us" % (args.nodes, args.ppn, args.rate_mbit, args.delay_us, args.rounds))
+          "%s us" % (args.nodes, args.ppn, args.rate_mbit, args.delay_us, args.rounds,
+                     "single-call (slowest rank)" if args.latency else "out-of-place loop"))
     head = ["size (B)"] + algos + ["fastest forced", "auto/fastest", "auto busbw"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))

@@ -42,7 +42,8 @@ TEST(Tuner, TreeBeatsRingForTinyMessagesAcrossManyNodes) {
 }
 
 TEST(Tuner, HierarchicalForLargeMessagesOnMultiRankNodes) {
-  weft::CommTopo t = layout({2, 2, 2, 2});
+  // 4 ranks per node: a node link carries S (hier) instead of 1.75 S (ring).
+  weft::CommTopo t = layout({4, 4});
   weft::Tuner tu = tuner(t);
   weft::TunedChoice c = tu.pickAllReduce(64 << 20);
   EXPECT_TRUE(c.algo == weft::Tuned::kHierRing || c.algo == weft::Tuned::kHierTree)
