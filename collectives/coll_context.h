@@ -6,6 +6,7 @@
 #include <cstddef>
 
 #include "collectives/flow_engine.h"
+#include "collectives/tree_schedule.h"
 #include "transports/channel.h"
 #include "weft/weft.h"
 
@@ -57,6 +58,15 @@ struct P2POp {
 // Ring allreduce: reduce-scatter then allgather, chunked and pipelined, striped
 // over the channel streams. Bandwidth-optimal: each rank sends 2(n-1)/n of the buffer.
 weftResult_t ringAllReduce(CollContext& ctx, const CollArgs& args);
+// The ring allreduce's halves apart: after kReduceScatter rank r holds segment
+// (r+1) % n of the sum in recvbuff (segmentOf's cut); kAllGather sends those
+// segments around. Neither finishes weftAvg (the caller divides once).
+enum class RingPhase { kBoth, kReduceScatter, kAllGather };
+weftResult_t ringAllReducePhase(CollContext& ctx, const CollArgs& args, RingPhase phase);
+// Double binary tree allreduce (tree_allreduce.cc); `links` are this rank's
+// links in both trees, positions being ctx ranks. NoAvg leaves weftAvg a sum.
+weftResult_t treeAllReduce(CollContext& ctx, const TreeLinks links[2], const CollArgs& args);
+weftResult_t treeAllReduceNoAvg(CollContext& ctx, const TreeLinks links[2], const CollArgs& args);
 // One round: every rank sends its whole buffer to every peer and reduces the n
 // inputs in rank order. Latency-optimal for small messages; needs
 // nranks * bytes of staging.

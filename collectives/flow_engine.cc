@@ -67,7 +67,7 @@ weftResult_t runPlan(FlowPlan& plan, const FlowRunOptions& opts) {
           s.offset = 0;
         }
         const bool send = plan.isSend(f);
-        if (send && s.cur.depFlow >= 0 && st[s.cur.depFlow].done <= s.cur.depItem) break;
+        if (s.cur.depFlow >= 0 && st[s.cur.depFlow].done <= s.cur.depItem) break;
         size_t moved = 0;
         if (s.offset < s.cur.bytes) {
           Channel* ch = plan.channel(f);
@@ -129,8 +129,7 @@ weftResult_t runPlan(FlowPlan& plan, const FlowRunOptions& opts) {
       FlowState& s = st[f];
       if (s.next >= s.total) continue;
       bool send = plan.isSend(f);
-      if (send && s.haveCur && s.cur.depFlow >= 0 && st[s.cur.depFlow].done <= s.cur.depItem)
-        continue;
+      if (s.haveCur && s.cur.depFlow >= 0 && st[s.cur.depFlow].done <= s.cur.depItem) continue;
       Channel* ch = plan.channel(f);
       int fd = ch->waitFd();
       if (ch->usesDoorbell())

@@ -1,7 +1,8 @@
 // The CPU executor's engine. A collective is described as a set of flows; a
 // flow is an ordered list of items (chunks) moved over one channel in one
-// direction. A send item may depend on a receive item of another flow (the
-// ring forwards a chunk only after it arrived and was reduced); receive items
+// direction. An item may depend on a receive item of another flow (the ring
+// forwards a chunk only after it arrived and was reduced; a tree takes its
+// second child's chunk only after the first one's was reduced); receive items
 // complete in order within their flow, so "item j of flow g is done" is just
 // done[g] > j. The engine moves whatever can move without blocking, and when
 // nothing can, backs off: spin, yield, then sleep in poll() on the channels.
@@ -20,7 +21,7 @@ namespace weft {
 struct FlowItem {
   char* data = nullptr;  // send: source; receive: where the bytes land
   size_t bytes = 0;
-  int depFlow = -1;  // send only: this item waits until depFlow has done > depItem
+  int depFlow = -1;  // this item waits until flow depFlow has done > depItem
   int64_t depItem = -1;
 };
 

@@ -3,24 +3,28 @@
 // its own input into recvbuff; after step n-2 it owns segment r+1 fully
 // reduced. Steps n-1..2n-3 are the allgather of the owned segments. A chunk is
 // forwarded only after the same chunk of the previous step arrived (and was
-// reduced), which is what pipelines the ring.
+// reduced), which is what pipelines the ring. The hierarchical allreduce runs
+// the two halves apart (RingPhase), with other work in between.
 #include <cstring>
 
 #include "collectives/coll_context.h"
 #include "collectives/reduce.h"
 #include "collectives/ring_schedule.h"
+#include "core/error.h"
 
 namespace weft {
 namespace {
 
 class RingAllReducePlan : public FlowPlan {
  public:
-  RingAllReducePlan(CollContext& ctx, const CollArgs& a)
+  RingAllReducePlan(CollContext& ctx, const CollArgs& a, RingPhase phase)
       : ctx_(ctx), args_(a), n_(ctx.nranks), r_(ctx.rank), S_(ctx.channels->nstreams()) {
     esize_ = datatypeSize(a.datatype);
     maxSeg_ = segmentOf(a.count, n_, 0).count;
     C_ = chunksPerSegment(maxSeg_, esize_, ctx.chunkBytes);
-    total_ = 2 * static_cast<int64_t>(n_ - 1) * C_;
+    int steps = phase == RingPhase::kBoth ? 2 * (n_ - 1) : n_ - 1;
+    first_ = phase == RingPhase::kAllGather ? static_cast<int64_t>(n_ - 1) * C_ : 0;
+    total_ = static_cast<int64_t>(steps) * C_;
     next_ = (r_ + 1) % n_;
     prev_ = (r_ + n_ - 1) % n_;
   }
@@ -36,7 +40,7 @@ class RingAllReducePlan : public FlowPlan {
   FlowItem item(int f, int64_t k) const override {
     int stream = f % S_;
     int64_t i = stream + k * S_;
-    int64_t step = i / C_, c = i % C_;
+    int64_t step = (first_ + i) / C_, c = i % C_;
     FlowItem it;
     if (isSend(f)) {
       int seg = step < n_ - 1 ? mod(r_ - step, n_) : mod(r_ + 1 - (step - (n_ - 1)), n_);
@@ -45,7 +49,7 @@ class RingAllReducePlan : public FlowPlan {
                                    : static_cast<const char*>(args_.recvbuff);
       it.data = const_cast<char*>(base) + sp.offset * esize_;
       it.bytes = sp.count * esize_;
-      if (step > 0) {
+      if (i >= C_) {  // not the phase's first step
         int64_t dep = i - C_;
         it.depFlow = S_ + static_cast<int>(dep % S_);
         it.depItem = dep / S_;
@@ -63,7 +67,7 @@ class RingAllReducePlan : public FlowPlan {
   void onReceived(int f, int64_t k) override {
     int stream = f % S_;
     int64_t i = stream + k * S_;
-    int64_t step = i / C_;
+    int64_t step = (first_ + i) / C_;
     if (step >= n_ - 1) return;  // allgather: landed in place
     Span sp = chunkOf(segmentOf(args_.count, n_, mod(r_ - step - 1, n_)), C_, i % C_);
     size_t off = sp.offset * esize_;
@@ -80,19 +84,23 @@ class RingAllReducePlan : public FlowPlan {
   int next_, prev_;
   size_t esize_ = 0, maxSeg_ = 0;
   int64_t C_ = 1, total_ = 0;
+  int64_t first_ = 0;  // global index of the phase's first item
 };
 
 }  // namespace
 
-weftResult_t ringAllReduce(CollContext& ctx, const CollArgs& args) {
+weftResult_t ringAllReducePhase(CollContext& ctx, const CollArgs& args, RingPhase phase) {
   size_t bytes = args.count * datatypeSize(args.datatype);
   if (ctx.nranks == 1) {
     if (args.recvbuff != args.sendbuff) std::memcpy(args.recvbuff, args.sendbuff, bytes);
-  } else {
-    RingAllReducePlan plan(ctx, args);
-    weftResult_t r = runFlows(plan, ctx.run);
-    if (r != weftSuccess) return r;
+    return weftSuccess;
   }
+  RingAllReducePlan plan(ctx, args, phase);
+  return runFlows(plan, ctx.run);
+}
+
+weftResult_t ringAllReduce(CollContext& ctx, const CollArgs& args) {
+  WEFT_CHECK(ringAllReducePhase(ctx, args, RingPhase::kBoth));
   if (args.op == weftAvg) finishAverage(args.datatype, args.recvbuff, args.count, ctx.nranks);
   return weftSuccess;
 }

@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/launch_env.h"
 #include "core/log.h"
+#include "core/tune_init.h"
 
 using namespace weft;
 
@@ -107,6 +108,7 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
     WEFT_INFO(INIT, "rank %d: single-copy (cross-memory attach) path %s", rank,
               c->copy ? "on" : "off");
   }
+  WEFT_CHECK(setupTopoAndTuner(c));
   // Every rank is connected before any returns: a later collective never meets a half-built peer.
   if (nranks > 1) WEFT_CHECK(c->bootstrap->barrier());
   WEFT_INFO(INIT, "rank %d of %d ready (%d TCP stream(s) per peer, chunk %zu B)", rank, nranks,

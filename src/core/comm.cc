@@ -82,8 +82,12 @@ weftResult_t readCommConfig(CommConfig* cfg) {
     cfg->algo = Algo::kRing;
   else if (algo == "oneshot")
     cfg->algo = Algo::kOneshot;
+  else if (algo == "tree")
+    cfg->algo = Algo::kTree;
+  else if (algo == "hier")
+    cfg->algo = Algo::kHier;
   else
-    return setError(weftInvalidArgument, "WEFT_ALGO=%s: expected auto, ring or oneshot",
+    return setError(weftInvalidArgument, "WEFT_ALGO=%s: expected auto, ring, oneshot, tree or hier",
                     algo.c_str());
 
   int64_t v = 0;
@@ -95,6 +99,7 @@ weftResult_t readCommConfig(CommConfig* cfg) {
     return setError(weftInvalidArgument, "WEFT_CHUNK=%s: expected a size from 64 to 64M",
                     configString("WEFT_CHUNK").c_str());
   cfg->chunkBytes = static_cast<size_t>(v);
+  cfg->chunkForced = configIsSet("WEFT_CHUNK");
   if (!parseSize(configString("WEFT_SOCKET_NSTREAMS"), &v) || v < 1 || v > 16)
     return setError(weftInvalidArgument, "WEFT_SOCKET_NSTREAMS=%s: expected 1 to 16",
                     configString("WEFT_SOCKET_NSTREAMS").c_str());

@@ -13,8 +13,10 @@
 #include "bootstrap/bootstrap.h"
 #include "collectives/call_header.h"
 #include "collectives/coll_context.h"
+#include "collectives/comm_topo.h"
 #include "collectives/local_board.h"
 #include "collectives/local_copy.h"
+#include "collectives/tuner.h"
 #include "core/request.h"
 #include "transports/ib/ib_available.h"
 #include "transports/peer_channels.h"
@@ -23,12 +25,13 @@
 
 namespace weft {
 
-enum class Algo { kAuto, kRing, kOneshot };
+enum class Algo { kAuto, kRing, kOneshot, kTree, kHier };
 
 struct CommConfig {
   Algo algo = Algo::kAuto;
   size_t oneshotMax = 64 << 10;
   size_t chunkBytes = 256 << 10;
+  bool chunkForced = false;  // WEFT_CHUNK set: the tuner keeps it
   int nstreams = 1;
   double timeoutSec = 300;
   int64_t spinUs = 2;
@@ -62,6 +65,8 @@ struct weftComm {
   size_t stagingBytes = 0;
   weft::Scratch scratch;
   weft::CollContext ctx;
+  weft::CommTopo topo;  // nodes, views, trees (core/tune_init.cc)
+  weft::Tuner tuner;
   weft::ProgressThread progress;
   uint64_t seq = 0;  // collectives issued on this communicator
   // Collectives put on the wire (count > 0 or barrier) and the header that

@@ -9,7 +9,7 @@ const std::vector<ConfigVar>& configVars() {
   static const std::vector<ConfigVar>& vars = *new std::vector<ConfigVar>{
       {"WEFT_DEBUG", "WARN", "Log level: NONE, WARN, INFO or TRACE."},
       {"WEFT_DEBUG_SUBSYS", "ALL",
-       "Comma list of subsystems to log: INIT, BOOTSTRAP, NET, COLL, ALL."},
+       "Comma list of subsystems to log: INIT, BOOTSTRAP, NET, COLL, TUNING, ALL."},
       {"WEFT_DEBUG_FILE", "", "Write the log here instead of stderr (%h host, %p pid)."},
       {"WEFT_TIMEOUT", "300",
        "Seconds any blocking wait (bootstrap, connect, collective) may last."},
@@ -19,10 +19,17 @@ const std::vector<ConfigVar>& configVars() {
       {"WEFT_SOCKET_NSTREAMS", "1",
        "TCP connections per peer pair; chunks are striped over them (more help on high-latency "
        "links)."},
-      {"WEFT_CHUNK", "256K", "Bytes per pipelined chunk of ring algorithms (K/M suffixes)."},
+      {"WEFT_CHUNK", "256K",
+       "Bytes per pipelined chunk (K/M suffixes); unset, the tuner picks up to this much."},
       {"WEFT_ALGO", "auto",
-       "Force an algorithm: auto, ring (pipelined ring/chain over the FIFOs) or oneshot (one "
-       "round)."},
+       "Force an algorithm: auto (the tuner), ring (pipelined ring/chain), oneshot (one round), "
+       "tree (double binary tree allreduce) or hier (inside nodes, then across)."},
+      {"WEFT_TUNE_NET", "",
+       "Declare the link between nodes for the tuner as 'LATENCY_US,GBPS' (e.g. 200,0.125); "
+       "unset, it is measured at init."},
+      {"WEFT_TUNE_SHM", "",
+       "Declare the link inside a node for the tuner as 'LATENCY_US,GBPS'; unset, measured at "
+       "init."},
       {"WEFT_ONESHOT_MAX", "64K",
        "Largest per-rank message that uses the one-round (oneshot) algorithm."},
       {"WEFT_REDUCE_ISA", "auto",

@@ -1,6 +1,7 @@
 // Executes validated calls on one communicator: picks each collective's
 // algorithm (one-round forms up to WEFT_ONESHOT_MAX bytes, pipelined ring and
-// chain forms above, WEFT_ALGO to force), fuses point-to-point calls, and
+// chain forms above, WEFT_ALGO to force; across nodes, allreduce and
+// allgather go to the tuner, dispatch_tuned.cc), fuses point-to-point calls, and
 // turns transport failures into a broken communicator with a sentence that
 // names the call.
 #include <cstdio>
@@ -9,6 +10,7 @@
 #include "collectives/reduce.h"
 #include "core/call.h"
 #include "core/comm.h"
+#include "core/dispatch_tuned.h"
 #include "core/error.h"
 
 namespace weft {
@@ -61,6 +63,8 @@ weftResult_t runCollective(weftComm* comm, const Call& call) {
   const CollArgs& a = call.args;
   const size_t bytes = a.count * datatypeSize(a.datatype);
   const Algo algo = comm->config.algo;
+  weftResult_t tuned = weftSuccess;
+  if (runTuned(comm, call, &tuned)) return tuned;
   // One-round forms when forced, or in auto mode for small messages.
   const bool small =
       algo == Algo::kOneshot || (algo == Algo::kAuto && bytes <= comm->config.oneshotMax);

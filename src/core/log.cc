@@ -45,6 +45,8 @@ const char* subsysName(unsigned s) {
       return "NET";
     case kLogCOLL:
       return "COLL";
+    case kLogTUNING:
+      return "TUNING";
     default:
       return "?";
   }
@@ -58,7 +60,7 @@ unsigned parseSubsys(const std::string& text) {
     size_t comma = text.find(',', pos);
     std::string tok =
         text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    for (unsigned bit = 1; bit <= kLogCOLL; bit <<= 1)
+    for (unsigned bit = 1; bit <= kLogTUNING; bit <<= 1)
       if (tok == subsysName(bit) || tok == "ALL") mask |= (tok == "ALL") ? ~0u : bit;
     if (comma == std::string::npos) break;
     pos = comma + 1;

@@ -10,6 +10,7 @@ enum LogSubsys : unsigned {
   kLogBOOTSTRAP = 1u << 1,
   kLogNET = 1u << 2,
   kLogCOLL = 1u << 3,
+  kLogTUNING = 1u << 4,
 };
 
 bool logEnabled(LogLevel level, unsigned subsys);

@@ -1,0 +1,91 @@
+// Node grouping, views and tree links of a communicator (see comm_topo.h).
+#include "collectives/comm_topo.h"
+
+#include <algorithm>
+
+namespace weft {
+namespace {
+
+void linksAt(int n, int pos, TreeLinks out[2]) {
+  for (int t = 0; t < 2; ++t) out[t] = doubleBtree(n, t)[pos];
+}
+
+// Over n positions placed on nodes by nodeOfPos: the deepest root-leaf path of
+// tree 0 as (hops between nodes, hops inside), and the most tree edges that
+// leave one node, both trees counted; each edge carries half the buffer each
+// way (up one way, down the other).
+void treeShape(int n, const std::vector<int>& nodeOfPos, int* interHops, int* intraHops,
+               double* linkLoad) {
+  std::vector<TreeLinks> t0 = doubleBtree(n, 0);
+  *interHops = *intraHops = 0;
+  for (int p = 0; p < n; ++p) {
+    int e = 0, i = 0;
+    for (int q = p; t0[q].parent >= 0; q = t0[q].parent)
+      (nodeOfPos[q] != nodeOfPos[t0[q].parent] ? e : i) += 1;
+    if (e > *interHops || (e == *interHops && i > *intraHops)) *interHops = e, *intraHops = i;
+  }
+  std::vector<int> edges(n, 0);  // indexed by node (node ids are below n)
+  for (int t = 0; t < 2; ++t) {
+    std::vector<TreeLinks> tr = t == 0 ? t0 : doubleBtree(n, 1);
+    for (int p = 0; p < n; ++p) {
+      int up = tr[p].parent;
+      if (up < 0 || nodeOfPos[p] == nodeOfPos[up]) continue;
+      ++edges[nodeOfPos[p]];
+      ++edges[nodeOfPos[up]];
+    }
+  }
+  int most = 0;
+  for (int e : edges) most = std::max(most, e);
+  *linkLoad = most / 2.0;
+}
+
+}  // namespace
+
+void CommTopo::build(int myRank, const std::vector<uint64_t>& nodeHash, ChannelTable* channels) {
+  rank = myRank;
+  nranks = static_cast<int>(nodeHash.size());
+  nodeOf.assign(nranks, -1);
+  nodeRanks.clear();
+  for (int r = 0; r < nranks; ++r) {
+    if (nodeOf[r] >= 0) continue;
+    int id = static_cast<int>(nodeRanks.size());
+    nodeRanks.emplace_back();
+    for (int q = r; q < nranks; ++q) {
+      if (nodeHash[q] != nodeHash[r]) continue;
+      nodeOf[q] = id;
+      nodeRanks[id].push_back(q);
+    }
+  }
+  nnodes = static_cast<int>(nodeRanks.size());
+  node = nodeOf[rank];
+  const std::vector<int>& mine = nodeRanks[node];
+  localRanks = static_cast<int>(mine.size());
+  localIndex = static_cast<int>(std::find(mine.begin(), mine.end(), rank) - mine.begin());
+  uniform = true;
+  for (const auto& nr : nodeRanks) uniform = uniform && nr.size() == mine.size();
+
+  std::vector<int> order;
+  for (const auto& nr : nodeRanks) order.insert(order.end(), nr.begin(), nr.end());
+  ringPos = static_cast<int>(std::find(order.begin(), order.end(), rank) - order.begin());
+  ring = std::make_unique<RankView>(channels, order);
+  intra = std::make_unique<RankView>(channels, mine);
+  intraPos = localIndex;
+  linksAt(nranks, ringPos, ringTree);
+  std::vector<int> nodeOfPos;
+  for (int r : order) nodeOfPos.push_back(nodeOf[r]);
+  treeShape(nranks, nodeOfPos, &treeInterHops, &treeIntraHops, &treeLinkLoad);
+  inter.reset();
+  if (uniform) {
+    std::vector<int> same;
+    for (const auto& nr : nodeRanks) same.push_back(nr[localIndex]);
+    inter = std::make_unique<RankView>(channels, same);
+    interPos = node;
+    linksAt(nnodes, interPos, interTree);
+    std::vector<int> nodes;
+    for (int k = 0; k < nnodes; ++k) nodes.push_back(k);
+    int intraUnused = 0;
+    treeShape(nnodes, nodes, &acrossTreeHops, &intraUnused, &acrossTreeLinkLoad);
+  }
+}
+
+}  // namespace weft

@@ -1,0 +1,79 @@
+// How a communicator's ranks sit on nodes (a node is a node identity:
+// hostname + boot id + network namespace, src/topo/node_id.h), and the rank
+// views the topology-aware algorithms run over. A view renumbers a subset of
+// the ranks 0..m-1 so that an algorithm written for "ranks 0..n-1" runs on it
+// unchanged: the ring view lists every rank with each node's ranks together
+// (the ring crosses node boundaries once per node), the intra view this
+// node's ranks, the inter view the ranks of every node with our local index.
+// Built once at init: a call allocates nothing.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "collectives/coll_context.h"
+#include "collectives/tree_schedule.h"
+#include "transports/channel.h"
+
+namespace weft {
+
+class RankView : public ChannelTable {
+ public:
+  RankView(ChannelTable* base, std::vector<int> members)
+      : base_(base), members_(std::move(members)) {}
+  Channel* sendChannel(int peer, int stream) override {
+    return base_->sendChannel(members_[peer], stream);
+  }
+  Channel* recvChannel(int peer, int stream) override {
+    return base_->recvChannel(members_[peer], stream);
+  }
+  // The streams a call may use: all of the base's, or fewer when the tuner says so.
+  int nstreams() const override {
+    int all = base_->nstreams();
+    return streams_ > 0 && streams_ < all ? streams_ : all;
+  }
+  Doorbell* doorbell() override { return base_->doorbell(); }
+  void setStreams(int s) { streams_ = s; }
+  int size() const { return static_cast<int>(members_.size()); }
+  int member(int i) const { return members_[i]; }
+
+ private:
+  ChannelTable* base_;
+  std::vector<int> members_;
+  int streams_ = 0;
+};
+
+struct CommTopo {
+  int rank = 0, nranks = 1;
+  int nnodes = 1;
+  int node = 0;             // ours; nodes are numbered in the order of their lowest rank
+  int localIndex = 0;       // our index among our node's ranks (rank order)
+  int localRanks = 1;       // ranks on our node
+  bool uniform = true;      // every node has the same number of ranks
+  std::vector<int> nodeOf;  // [rank]
+  std::vector<std::vector<int>> nodeRanks;       // [node] -> its ranks, ascending
+  std::unique_ptr<RankView> ring, intra, inter;  // inter: only when uniform
+  int ringPos = 0, intraPos = 0, interPos = 0;   // our index in each view
+  TreeLinks ringTree[2], interTree[2];           // our links, in view positions
+  // What the tuner needs to know of the trees: the hops of the deepest path of
+  // tree 0 (small calls use it alone), split into hops between and inside
+  // nodes, and the most bytes one node's link carries each way, per byte of
+  // the buffer, with both trees busy (flat: over the ring view; across: the
+  // trees over nodes in the hierarchical form).
+  int treeInterHops = 0, treeIntraHops = 0, acrossTreeHops = 0;
+  double treeLinkLoad = 1, acrossTreeLinkLoad = 1;
+
+  // `nodeHash[r]` is rank r's node identity hash.
+  void build(int myRank, const std::vector<uint64_t>& nodeHash, ChannelTable* channels);
+  // `base` retargeted to a view in which we are `pos`.
+  static CollContext on(const CollContext& base, RankView* view, int pos) {
+    CollContext c = base;
+    c.channels = view;
+    c.rank = pos;
+    c.nranks = view->size();
+    return c;
+  }
+};
+
+}  // namespace weft

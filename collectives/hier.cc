@@ -1,0 +1,132 @@
+// Hierarchical allreduce and allgather, for nodes holding the same number of
+// ranks L (CommTopo::uniform). Allreduce: a reduce-scatter ring inside the
+// node (shared memory) leaves local rank l with 1/L of the node's sum; the L
+// ranks of equal local index, one per node, allreduce their pieces across the
+// network (a ring or the double binary tree), L of them side by side; a ring
+// allgather inside the node finishes. A node's link then carries 2(N-1)/N of
+// the buffer instead of the flat ring's 2(n-1)/n, and the network part has
+// N-1 steps a phase instead of n-1.
+// Allgather: the same ranks allgather across nodes first (each gets the
+// pieces of its counterparts), then each node allgathers those sets inside,
+// every piece landing at its rank's place in recvbuff.
+#include <cstring>
+
+#include "collectives/comm_topo.h"
+#include "collectives/hier.h"
+#include "collectives/reduce.h"
+#include "collectives/ring_schedule.h"
+#include "core/error.h"
+
+namespace weft {
+namespace {
+
+// A ring allgather over a view in which participant j holds B pieces, piece b
+// belonging to global rank rankOf(j, b) and living at recv + rankOf * piece.
+// Phase 1 (across nodes): j is a node, B = 1, the rank of local index ours.
+// Phase 2 (inside a node): j is a local index, B = nodes, piece b is node b's.
+class MappedRingAllGatherPlan : public FlowPlan {
+ public:
+  MappedRingAllGatherPlan(CollContext& ctx, const CommTopo& topo, bool acrossNodes, char* recv,
+                          size_t piece)
+      : ctx_(ctx),
+        topo_(topo),
+        across_(acrossNodes),
+        recv_(recv),
+        piece_(piece),
+        n_(ctx.nranks),
+        r_(ctx.rank),
+        S_(ctx.channels->nstreams()) {
+    B_ = across_ ? 1 : topo.nnodes;
+    C_ = chunksPerSegment(piece_, 1, ctx.chunkBytes);
+    total_ = static_cast<int64_t>(n_ - 1) * B_ * C_;
+  }
+  int numFlows() const override { return 2 * S_; }
+  bool isSend(int f) const override { return f < S_; }
+  Channel* channel(int f) const override {
+    return f < S_ ? ctx_.channels->sendChannel((r_ + 1) % n_, f)
+                  : ctx_.channels->recvChannel((r_ + n_ - 1) % n_, f - S_);
+  }
+  int64_t numItems(int f) const override { return itemsOnStream(total_, S_, f % S_); }
+  FlowItem item(int f, int64_t k) const override {
+    int64_t i = f % S_ + k * S_;
+    int64_t perStep = B_ * C_;
+    int64_t step = i / perStep, b = (i % perStep) / C_, c = i % C_;
+    int part = isSend(f) ? mod(r_ - step, n_) : mod(r_ - step - 1, n_);
+    Span sp = chunkOf(Span{0, piece_}, C_, c);
+    FlowItem it;
+    it.bytes = sp.count;
+    it.data = recv_ + static_cast<size_t>(rankOf(part, static_cast<int>(b))) * piece_ + sp.offset;
+    if (isSend(f) && step > 0) {
+      int64_t dep = i - perStep;
+      it.depFlow = S_ + static_cast<int>(dep % S_);
+      it.depItem = dep / S_;
+    }
+    return it;
+  }
+
+ private:
+  int rankOf(int part, int b) const {
+    return across_ ? topo_.nodeRanks[part][topo_.localIndex] : topo_.nodeRanks[b][part];
+  }
+  CollContext& ctx_;
+  const CommTopo& topo_;
+  bool across_;
+  char* recv_;
+  size_t piece_;
+  int n_, r_, S_;
+  int64_t B_ = 1, C_ = 1, total_ = 0;
+};
+
+}  // namespace
+
+bool hierUsable(const CommTopo& topo) {
+  return topo.uniform && topo.nnodes > 1 && topo.localRanks > 1 && topo.inter != nullptr;
+}
+
+weftResult_t hierAllReduce(CollContext& ctx, const CommTopo& topo, const CollArgs& args,
+                           bool treeAcross) {
+  if (!topo.uniform || topo.inter == nullptr)
+    return setError(weftInternalError, "hierarchical allreduce needs equal ranks per node");
+  const int L = topo.localRanks;
+  const size_t esize = datatypeSize(args.datatype);
+  CollContext intra = CommTopo::on(ctx, topo.intra.get(), topo.intraPos);
+  CollContext inter = CommTopo::on(ctx, topo.inter.get(), topo.interPos);
+  CollArgs across = args;
+  if (L > 1) {
+    WEFT_CHECK(ringAllReducePhase(intra, args, RingPhase::kReduceScatter));
+    Span seg = segmentOf(args.count, L, (topo.localIndex + 1) % L);
+    char* mine = static_cast<char*>(args.recvbuff) + seg.offset * esize;
+    across.sendbuff = mine;
+    across.recvbuff = mine;
+    across.count = seg.count;
+  }
+  if (treeAcross)
+    WEFT_CHECK(treeAllReduceNoAvg(inter, topo.interTree, across));
+  else
+    WEFT_CHECK(ringAllReducePhase(inter, across, RingPhase::kBoth));
+  if (L > 1) WEFT_CHECK(ringAllReducePhase(intra, args, RingPhase::kAllGather));
+  if (args.op == weftAvg) finishAverage(args.datatype, args.recvbuff, args.count, ctx.nranks);
+  return weftSuccess;
+}
+
+weftResult_t hierAllGather(CollContext& ctx, const CommTopo& topo, const CollArgs& args) {
+  if (!topo.uniform || topo.inter == nullptr)
+    return setError(weftInternalError, "hierarchical allgather needs equal ranks per node");
+  const size_t piece = args.count * datatypeSize(args.datatype);
+  char* recv = static_cast<char*>(args.recvbuff);
+  if (recv + topo.rank * piece != args.sendbuff)
+    std::memmove(recv + topo.rank * piece, args.sendbuff, piece);
+  if (topo.nnodes > 1) {
+    CollContext inter = CommTopo::on(ctx, topo.inter.get(), topo.interPos);
+    MappedRingAllGatherPlan plan(inter, topo, true, recv, piece);
+    WEFT_CHECK(runFlows(plan, ctx.run));
+  }
+  if (topo.localRanks > 1) {
+    CollContext intra = CommTopo::on(ctx, topo.intra.get(), topo.intraPos);
+    MappedRingAllGatherPlan plan(intra, topo, false, recv, piece);
+    WEFT_CHECK(runFlows(plan, ctx.run));
+  }
+  return weftSuccess;
+}
+
+}  // namespace weft

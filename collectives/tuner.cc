@@ -1,0 +1,239 @@
+// The tuner's cost model (see tuner.h). Notation: n ranks on N nodes, L per
+// node; S bytes per rank; a (us) and b (us per byte) of a link; o the cost of
+// moving one chunk (kPerMessageUs); r the host reduction's us per byte.
+//   ring (ranks of a node adjacent):  the pipeline's critical path crosses
+//     2(n-1) hops, 2(n-1)N/n of them between nodes, each costing a + one
+//     chunk; each node link carries 2(n-1)/n S; 2(n-1)S/(n c) chunks pay o.
+//   tree (double binary):  up and down the deepest path of tree 0 (its hops
+//     between and inside nodes, CommTopo); the busiest node link carries
+//     treeLinkLoad S each way; ~6 chunk moves per chunk of a half. Up to
+//     kSingleTreeBytes, tree 0 carries everything.
+//   oneshot:  one hop; a node's link carries L(n-L)S; the rank reduces (n-1)S.
+//   hier:  an intra ring reduce-scatter and allgather (L-1 hops each, (L-1)/L
+//     S each), and between them L rings (or trees) of N ranks on S/L bytes
+//     that share the node's link: it carries 2(N-1)/N S.
+// The chunk is the segment a step moves, up to WEFT_CHUNK: measured here
+// (8 ranks on 2 cores), every extra chunk costs a wake-up worth far more than
+// the pipeline fill it saves; the textbook c = sqrt(segment o / b) with o a
+// few microseconds made 1-8 MiB allreduces 1.5x slower.
+// L rings of the hierarchical form share each node link; TCP rarely splits a
+// link evenly, and each ring runs at its worst share along the ring, so the
+// shared link's term is scaled by kSharedLinkPenalty (measured: hier at
+// 32 MiB on 4x2 nodes took ~1.25x its ideal).
+#include "collectives/tuner.h"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "collectives/hier.h"
+
+namespace weft {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+double chunks(double bytes, size_t chunk) {
+  double c = std::ceil(bytes / static_cast<double>(chunk));
+  return c < 1 ? 1 : c;
+}
+
+// A pipelined ring phase: `steps` steps, each moving `seg` bytes over every
+// link in chunks. The hops' latencies add up along the chain; every link
+// carries steps x seg bytes, plus one chunk of pipeline fill; every chunk
+// move costs o.
+double pipeline(double steps, double hopLatency, double seg, size_t chunk, double usPerByte,
+                double o) {
+  double ce = std::min<double>(static_cast<double>(chunk), seg);
+  return hopLatency + (steps * seg + ce) * usPerByte + steps * chunks(seg, chunk) * o;
+}
+
+}  // namespace
+
+const char* tunedName(Tuned a) {
+  switch (a) {
+    case Tuned::kOneshot:
+      return "oneshot";
+    case Tuned::kRing:
+      return "ring";
+    case Tuned::kTree:
+      return "tree";
+    case Tuned::kHierRing:
+      return "hier";
+    case Tuned::kHierTree:
+      return "hier-tree";
+    case Tuned::kDirect:
+      return "direct";
+    default:
+      return "?";
+  }
+}
+
+void Tuner::setup(const CommTopo* topo, LinkModel intra, LinkModel inter, size_t maxChunk,
+                  int maxStreams, size_t oneshotStaging) {
+  topo_ = topo;
+  intra_ = intra;
+  inter_ = topo->nnodes > 1 ? inter : intra;
+  maxChunk_ = maxChunk;
+  maxStreams_ = maxStreams;
+  oneshotStaging_ = oneshotStaging;
+}
+
+size_t Tuner::chunkFor(size_t segmentBytes) const {
+  size_t chunk = (segmentBytes + 4095) / 4096 * 4096;
+  if (chunk < kMinChunk) chunk = kMinChunk;
+  if (chunk > maxChunk_) chunk = maxChunk_;
+  return chunk;
+}
+
+int Tuner::streamsFor(size_t segmentBytes, size_t chunk) const {
+  size_t s = segmentBytes / chunk;
+  if (s < 1) s = 1;
+  return s < static_cast<size_t>(maxStreams_) ? static_cast<int>(s) : maxStreams_;
+}
+
+double Tuner::allReduceUs(Tuned algo, size_t bytes, size_t* chunkOut) const {
+  const int n = topo_->nranks, N = topo_->nnodes, L = topo_->localRanks;
+  const double S = static_cast<double>(bytes);
+  const double o = kPerMessageUs, r = 1e-3 / kReduceGBps;
+  const LinkModel& slow = N > 1 ? inter_ : intra_;
+  const double ae = inter_.alphaUs, be = inter_.usPerByte();
+  const double ai = intra_.alphaUs, bi = intra_.usPerByte();
+  size_t chunk = maxChunk_;
+  double t = kInf;
+  switch (algo) {
+    case Tuned::kOneshot: {
+      if (static_cast<double>(n) * S > static_cast<double>(oneshotStaging_)) break;
+      double wire = N > 1 ? L * (n - L) * S * be : (n - 1) * S * bi;
+      t = slow.alphaUs + (n - 1) * o + wire + (n - 1) * S * r;
+      break;
+    }
+    case Tuned::kRing: {
+      double seg = S / n;
+      chunk = chunkFor(static_cast<size_t>(seg));
+      double hopsE = N > 1 ? 2.0 * (n - 1) * N / n : 0, hopsI = 2.0 * (n - 1) - hopsE;
+      t = pipeline(2.0 * (n - 1), hopsE * ae + hopsI * ai, seg, chunk, slow.usPerByte(), o) +
+          (n - 1.0) / n * S * r;
+      break;
+    }
+    case Tuned::kTree: {
+      double half = bytes <= kSingleTreeBytes ? S : S / 2;
+      chunk = chunkFor(static_cast<size_t>(half));
+      double ce = std::min<double>(static_cast<double>(chunk), half);
+      double wire = N > 1 ? topo_->treeLinkLoad * S * be : 2 * S * bi;
+      t = 2 * topo_->treeInterHops * (ae + ce * be) + 2 * topo_->treeIntraHops * (ai + ce * bi) +
+          6 * chunks(half, chunk) * o + wire + S * r;
+      break;
+    }
+    case Tuned::kHierRing:
+    case Tuned::kHierTree: {
+      if (!hierUsable(*topo_)) break;
+      double part = S / L;  // what each rank carries across nodes
+      chunk = chunkFor(static_cast<size_t>(part / N));
+      double inside =
+          2 * pipeline(L - 1, (L - 1) * ai, S / L, chunk, bi, o) + (L - 1.0) / L * S * r;
+      double across;
+      if (algo == Tuned::kHierRing) {
+        // L rings share the node link: each sees L times its per-byte time.
+        across = pipeline(2.0 * (N - 1), 2.0 * (N - 1) * ae, part / N, chunk,
+                          L * be * kSharedLinkPenalty, o) +
+                 (N - 1.0) / N * part * r;
+      } else {
+        double half = bytes / L <= kSingleTreeBytes ? part : part / 2;
+        double ce = std::min<double>(static_cast<double>(chunk), half);
+        across = 2 * topo_->acrossTreeHops * (ae + ce * be) + 6 * chunks(half, chunk) * o +
+                 topo_->acrossTreeLinkLoad * S * be * kSharedLinkPenalty + part * r;
+      }
+      t = inside + across;
+      break;
+    }
+    default:
+      break;
+  }
+  if (chunkOut) *chunkOut = chunk;
+  return t;
+}
+
+double Tuner::allGatherUs(Tuned algo, size_t bytes, size_t* chunkOut) const {
+  const int n = topo_->nranks, N = topo_->nnodes, L = topo_->localRanks;
+  const double S = static_cast<double>(bytes), o = kPerMessageUs;
+  const LinkModel& slow = N > 1 ? inter_ : intra_;
+  const double ae = inter_.alphaUs, be = inter_.usPerByte();
+  const double ai = intra_.alphaUs, bi = intra_.usPerByte();
+  size_t chunk = chunkFor(bytes);
+  double ce = std::min<double>(static_cast<double>(chunk), S);
+  double t = kInf;
+  switch (algo) {
+    case Tuned::kDirect:
+      t = slow.alphaUs + (n - 1) * o + (N > 1 ? L * (n - L) * S * be : (n - 1) * S * bi);
+      break;
+    case Tuned::kRing: {
+      double hopsE = N > 1 ? (n - 1.0) * N / n : 0, hopsI = (n - 1.0) - hopsE;
+      t = hopsE * (ae + ce * be) + hopsI * (ai + ce * bi) + (n - 1) * chunks(S, chunk) * o +
+          (n - 1) * S * slow.usPerByte();
+      break;
+    }
+    case Tuned::kHierRing:
+      if (!hierUsable(*topo_)) break;
+      t = (N - 1) * (ae + ce * be) + (N - 1) * chunks(S, chunk) * o +
+          L * (N - 1) * S * be * kSharedLinkPenalty + (L - 1) * (ai + ce * bi) +
+          (L - 1) * N * chunks(S, chunk) * o + (L - 1) * N * S * bi;
+      break;
+    default:
+      break;
+  }
+  if (chunkOut) *chunkOut = chunk;
+  return t;
+}
+
+TunedChoice Tuner::pickAllReduce(size_t bytes) const {
+  TunedChoice best;
+  best.predictedUs = kInf;
+  for (Tuned a :
+       {Tuned::kOneshot, Tuned::kRing, Tuned::kTree, Tuned::kHierRing, Tuned::kHierTree}) {
+    size_t chunk = 0;
+    double t = allReduceUs(a, bytes, &chunk);
+    if (t < best.predictedUs) best = TunedChoice{a, chunk, 1, t};
+  }
+  if (best.algo == Tuned::kRing)
+    best.streams = streamsFor(bytes / static_cast<size_t>(topo_->nranks), best.chunkBytes);
+  return best;
+}
+
+TunedChoice Tuner::pickAllGather(size_t bytes) const {
+  TunedChoice best;
+  best.predictedUs = kInf;
+  for (Tuned a : {Tuned::kDirect, Tuned::kRing, Tuned::kHierRing}) {
+    size_t chunk = 0;
+    double t = allGatherUs(a, bytes, &chunk);
+    if (t < best.predictedUs) best = TunedChoice{a, chunk, 1, t};
+  }
+  if (best.algo == Tuned::kRing) best.streams = streamsFor(bytes, best.chunkBytes);
+  return best;
+}
+
+std::string Tuner::table() const {
+  std::string out;
+  char line[256];
+  std::snprintf(line, sizeof(line),
+                "allreduce model (us): %d ranks, %d nodes, %d per node; inter %.1f us %.3f GB/s, "
+                "intra %.1f us %.3f GB/s\n%12s %10s %10s %10s %10s %10s  pick (chunk)\n",
+                topo_->nranks, topo_->nnodes, topo_->localRanks, inter_.alphaUs, inter_.gbps,
+                intra_.alphaUs, intra_.gbps, "bytes", "oneshot", "ring", "tree", "hier",
+                "hier-tree");
+  out += line;
+  for (size_t b = 8; b <= (256u << 20); b *= 4) {
+    double t[5];
+    int i = 0;
+    for (Tuned a :
+         {Tuned::kOneshot, Tuned::kRing, Tuned::kTree, Tuned::kHierRing, Tuned::kHierTree})
+      t[i++] = allReduceUs(a, b, nullptr);
+    TunedChoice c = pickAllReduce(b);
+    std::snprintf(line, sizeof(line), "%12zu %10.1f %10.1f %10.1f %10.1f %10.1f  %s (%zu)\n", b,
+                  t[0], t[1], t[2], t[3], t[4], tunedName(c.algo), c.chunkBytes);
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace weft

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# Runs one multi-rank weft job across K emulated nodes: K network namespaces,
+# each its own node (weft's node identity includes the netns) with its own
+# address in 10.213.0.0/24, joined either by
+#   --link tun   weft-tun-relay: one TUN device per namespace and a userspace
+#                relay that adds --delay-us one way and limits each node's
+#                link to --rate-mbit (the only way to get delay: no sch_netem);
+#   --link veth  veth pairs into a bridge in a private hub namespace, each
+#                direction shaped with tc tbf to --rate-mbit (no delay).
+# Ranks are placed --placement block (node = rank / ppn) or cyclic (rank % K)
+# and find the root through WEFT_ROOT_ADDR on node 0. Everything the script
+# creates (namespaces, relay, ranks, temp files) is removed on every exit path.
+# Exit status: the job's (0 when every rank exited 0), 77 with "SKIPPED: why"
+# when this machine cannot make namespaces, 2 on bad usage.
+#
+#   netns_job.sh [--nodes K] [--ppn P] [--link tun|veth] [--delay-us D]
+#                [--rate-mbit R] [--placement block|cyclic] [--timeout S]
+#                [--relay PATH] [--relay-rt] [--all-logs] -- PROGRAM ARGS...
+# --relay-rt runs the relay at real-time priority (chrt -f 1): the emulated
+# network then does not wait for a core behind the ranks, as a real one would not.
+set -uo pipefail
+
+NODES=4 PPN=2 LINK=tun DELAY_US=0 RATE_MBIT=0 PLACEMENT=block TIMEOUT=120 ALL_LOGS=0 RELAY_RT=()
+RELAY=${WEFT_TUN_RELAY:-$(dirname "$0")/weft-tun-relay}
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --nodes) NODES=$2; shift 2 ;;
+    --ppn) PPN=$2; shift 2 ;;
+    --link) LINK=$2; shift 2 ;;
+    --delay-us) DELAY_US=$2; shift 2 ;;
+    --rate-mbit) RATE_MBIT=$2; shift 2 ;;
+    --placement) PLACEMENT=$2; shift 2 ;;
+    --timeout) TIMEOUT=$2; shift 2 ;;
+    --relay) RELAY=$2; shift 2 ;;
+    --relay-rt) RELAY_RT=(chrt -f 1); shift ;;
+    --all-logs) ALL_LOGS=1; shift ;;
+    --) shift; break ;;
+    *) echo "netns_job.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+[ $# -gt 0 ] || { echo "netns_job.sh: no program given (after --)" >&2; exit 2; }
+
+skip() { echo "SKIPPED: $*"; exit 77; }
+[ "$(id -u)" = 0 ] || skip "network namespaces need root (running as uid $(id -u))"
+command -v ip >/dev/null || skip "no 'ip' command (iproute2)"
+if [ "$LINK" = tun ]; then
+  [ -c /dev/net/tun ] || skip "no /dev/net/tun"
+  [ -x "$RELAY" ] || { echo "netns_job.sh: relay $RELAY is not built" >&2; exit 2; }
+elif [ "$LINK" = veth ]; then
+  [ "$DELAY_US" = 0 ] || { echo "netns_job.sh: --delay-us needs --link tun" >&2; exit 2; }
+else
+  echo "netns_job.sh: --link must be tun or veth" >&2; exit 2
+fi
+
+TAG="wnj$$"
+TMP=$(mktemp -d "/tmp/${TAG}.XXXX")
+NS=()
+HUB=""
+RELAY_PID=""
+RANK_PIDS=()
+
+cleanup() {
+  local p
+  for p in "${RANK_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+  if [ -n "$RELAY_PID" ]; then
+    kill -TERM "$RELAY_PID" 2>/dev/null
+    wait "$RELAY_PID" 2>/dev/null
+  fi
+  for p in "${NS[@]}" $HUB; do ip netns del "$p" 2>/dev/null; done
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+# Namespaces: loopback up, no IPv6 chatter on the emulated links.
+for ((i = 0; i < NODES; i++)); do
+  ns="${TAG}n$i"
+  ip netns add "$ns" 2>"$TMP/err" || skip "cannot create a network namespace: $(cat "$TMP/err")"
+  NS+=("$ns")
+  ip -n "$ns" link set lo up
+  ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+    net.ipv6.conf.default.disable_ipv6=1 2>/dev/null
+done
+
+addr() { echo "10.213.0.$(($1 + 1))"; }
+
+if [ "$LINK" = tun ]; then
+  IFNAME=wt0
+  args=()
+  for ((i = 0; i < NODES; i++)); do args+=("${NS[i]}:$IFNAME:$(addr "$i")"); done
+  "${RELAY_RT[@]}" "$RELAY" --delay-us "$DELAY_US" --rate-mbit "$RATE_MBIT" --ready "$TMP/ready" "${args[@]}" \
+    2>"$TMP/relay.log" &
+  RELAY_PID=$!
+  for ((t = 0; t < 100; t++)); do
+    [ -e "$TMP/ready" ] && break
+    kill -0 "$RELAY_PID" 2>/dev/null || { cat "$TMP/relay.log" >&2; exit 1; }
+    sleep 0.05
+  done
+  [ -e "$TMP/ready" ] || { echo "netns_job.sh: relay did not start" >&2; exit 1; }
+  for ((i = 0; i < NODES; i++)); do
+    ip -n "${NS[i]}" addr add "$(addr "$i")/24" dev $IFNAME
+    ip -n "${NS[i]}" link set $IFNAME mtu 65000 up
+  done
+else
+  IFNAME=wv0
+  HUB="${TAG}hub"
+  ip netns add "$HUB"
+  ip -n "$HUB" link add br0 type bridge
+  ip -n "$HUB" link set br0 up
+  for ((i = 0; i < NODES; i++)); do
+    ip -n "$HUB" link add "p$i" type veth peer name $IFNAME netns "${NS[i]}"
+    ip -n "$HUB" link set "p$i" master br0 up
+    ip -n "${NS[i]}" addr add "$(addr "$i")/24" dev $IFNAME
+    ip -n "${NS[i]}" link set $IFNAME up
+    if [ "$RATE_MBIT" != 0 ]; then
+      # Both directions of the node's link: its egress, and the bridge port towards it.
+      ip netns exec "${NS[i]}" tc qdisc add dev $IFNAME root tbf rate "${RATE_MBIT}mbit" \
+        burst 256kb latency 20ms
+      ip netns exec "$HUB" tc qdisc add dev "p$i" root tbf rate "${RATE_MBIT}mbit" \
+        burst 256kb latency 20ms
+    fi
+  done
+fi
+
+N=$((NODES * PPN))
+ROOT="$(addr 0):29500"
+for ((r = 0; r < N; r++)); do
+  if [ "$PLACEMENT" = cyclic ]; then node=$((r % NODES)); else node=$((r / PPN)); fi
+  [ "$r" = 0 ] && [ "$node" != 0 ] && { echo "rank 0 must be on node 0" >&2; exit 2; }
+  timeout -k 5 "$TIMEOUT" ip netns exec "${NS[node]}" env WEFT_ROOT_ADDR="$ROOT" \
+    WEFT_RANK="$r" WEFT_WORLD_SIZE="$N" WEFT_SOCKET_IFNAME="=$IFNAME" "$@" \
+    >"$TMP/rank$r.log" 2>&1 &
+  RANK_PIDS+=($!)
+done
+
+status=0
+for ((r = 0; r < N; r++)); do
+  wait "${RANK_PIDS[r]}"
+  rc=$?
+  if [ $rc != 0 ]; then
+    [ $rc = 124 ] && echo "netns_job.sh: rank $r killed after ${TIMEOUT}s"
+    echo "netns_job.sh: rank $r exited $rc"
+    status=1
+  fi
+done
+RANK_PIDS=()
+for ((r = 0; r < N; r++)); do
+  if [ "$r" = 0 ] || [ $status != 0 ] || [ $ALL_LOGS = 1 ]; then
+    [ "$r" = 0 ] || echo "---- rank $r"
+    cat "$TMP/rank$r.log"
+  fi
+done
+if [ -n "$RELAY_PID" ]; then
+  kill -TERM "$RELAY_PID" 2>/dev/null
+  wait "$RELAY_PID" 2>/dev/null
+  RELAY_PID=""
+  [ $ALL_LOGS = 1 ] || [ $status != 0 ] && cat "$TMP/relay.log"
+fi
+exit $status

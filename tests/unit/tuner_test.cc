@@ -1,0 +1,83 @@
+// Checks the tuner's cost model (collectives/tuner.h) on made-up topologies:
+// where the model must prefer the tree (latency-bound, many nodes), the
+// hierarchical form (bandwidth-bound, several ranks per node), and where a
+// form does not apply (one node, nodes of different sizes); and that a pick
+// is the cheapest prediction, with a chunk within bounds, at every size.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "collectives/tuner.h"
+
+namespace {
+
+// A topology of `perNode` ranks on each node, seen from rank 0 (no channels).
+weft::CommTopo layout(const std::vector<int>& perNode) {
+  std::vector<uint64_t> hashes;
+  for (size_t node = 0; node < perNode.size(); ++node)
+    for (int i = 0; i < perNode[node]; ++i) hashes.push_back(1000 + node);
+  weft::CommTopo t;
+  t.build(0, hashes, nullptr);
+  return t;
+}
+
+const weft::LinkModel kShm{2.0, 4.0};
+const weft::LinkModel kWan{200.0, 0.125};  // 1 Gbit/s, 200 us
+
+weft::Tuner tuner(const weft::CommTopo& t) {
+  weft::Tuner tu;
+  tu.setup(&t, kShm, kWan, 256 << 10, 1, 2 << 20);
+  return tu;
+}
+
+TEST(Tuner, TreeBeatsRingForTinyMessagesAcrossManyNodes) {
+  weft::CommTopo t = layout({1, 1, 1, 1, 1, 1, 1, 1});
+  weft::Tuner tu = tuner(t);
+  double ring = tu.allReduceUs(weft::Tuned::kRing, 8, nullptr);
+  double tree = tu.allReduceUs(weft::Tuned::kTree, 8, nullptr);
+  EXPECT_LT(tree, 0.6 * ring);
+  weft::TunedChoice c = tu.pickAllReduce(8);
+  EXPECT_NE(c.algo, weft::Tuned::kRing);
+}
+
+TEST(Tuner, HierarchicalForLargeMessagesOnMultiRankNodes) {
+  // 4 ranks per node: a node link carries S (hier) instead of 1.75 S (ring).
+  weft::CommTopo t = layout({4, 4});
+  weft::Tuner tu = tuner(t);
+  weft::TunedChoice c = tu.pickAllReduce(64 << 20);
+  EXPECT_TRUE(c.algo == weft::Tuned::kHierRing || c.algo == weft::Tuned::kHierTree)
+      << weft::tunedName(c.algo);
+  EXPECT_EQ(tu.pickAllGather(16 << 20).algo, weft::Tuned::kHierRing);
+}
+
+TEST(Tuner, HierarchicalOnlyWhereItApplies) {
+  for (auto shape : {std::vector<int>{4}, std::vector<int>{2, 1}, std::vector<int>{1, 1, 1}}) {
+    weft::CommTopo t = layout(shape);
+    weft::Tuner tu = tuner(t);
+    EXPECT_FALSE(tu.allReduceUs(weft::Tuned::kHierRing, 1 << 20, nullptr) < 1e300);
+    EXPECT_NE(tu.pickAllReduce(64 << 20).algo, weft::Tuned::kHierRing);
+  }
+}
+
+TEST(Tuner, PickIsTheCheapestPrediction) {
+  weft::CommTopo t = layout({2, 2, 2, 2});
+  weft::Tuner tu = tuner(t);
+  for (size_t b = 8; b <= (256u << 20); b *= 2) {
+    weft::TunedChoice c = tu.pickAllReduce(b);
+    for (weft::Tuned a : {weft::Tuned::kOneshot, weft::Tuned::kRing, weft::Tuned::kTree,
+                          weft::Tuned::kHierRing, weft::Tuned::kHierTree})
+      EXPECT_LE(c.predictedUs, tu.allReduceUs(a, b, nullptr)) << b << " B";
+    EXPECT_GE(c.chunkBytes, weft::Tuner::kMinChunk);
+    EXPECT_LE(c.chunkBytes, static_cast<size_t>(256 << 10));
+  }
+}
+
+TEST(Tuner, OneshotNeedsStagingForEveryRank) {
+  weft::CommTopo t = layout({1, 1, 1, 1});
+  weft::Tuner tu = tuner(t);  // 2 MiB of staging: 4 ranks x 512 KiB at most
+  EXPECT_LT(tu.allReduceUs(weft::Tuned::kOneshot, 512 << 10, nullptr), 1e300);
+  EXPECT_FALSE(tu.allReduceUs(weft::Tuned::kOneshot, (512 << 10) + 1, nullptr) < 1e300);
+}
+
+}  // namespace
