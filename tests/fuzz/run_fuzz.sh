@@ -37,6 +37,9 @@ fi
 macro=$(echo "WEFT_FUZZ_$target" | tr '[:lower:]' '[:upper:]')
 bin=$out/fuzz_$target
 sources="$src/tests/fuzz/fuzz_parsers.cc $src/src/bootstrap/wire.cc $src/collectives/call_header.cc"
+# A library built with the verbs transport needs libibverbs too.
+verbs=""
+if nm "$lib" 2>/dev/null | grep -q " U ibv_get_device_list"; then verbs=-libverbs; fi
 stale=0
 for f in $sources "$lib"; do
   [ "$f" -nt "$bin" ] && stale=1
@@ -46,7 +49,7 @@ if [ ! -x "$bin" ] || [ "$stale" -eq 1 ]; then
   # shellcheck disable=SC2086
   if ! "$cxx" -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
       -D"$macro" -I"$src/include" -I"$src/src" -I"$src" $sources "$lib" \
-      $(pkg-config --libs hwloc) -lpthread -o "$bin" >"$bin.log" 2>&1; then
+      $(pkg-config --libs hwloc) $verbs -lpthread -o "$bin" >"$bin.log" 2>&1; then
     echo "FAIL: building the fuzz target failed:"
     tail -20 "$bin.log"
     exit 1

@@ -7,6 +7,8 @@
 //     post-fail:N   the Nth ibv_post_send fails with EIO
 //     qp-error:N    after N posts, every QP of the context is moved to ERR
 //     delay:N       each poll_cq returns nothing N times before the real poll
+// Counting starts when the test calls ib_fault_arm() (after weft's init, whose
+// own traffic, such as the tuner's link probe, must not meet the fault).
 #include <infiniband/verbs.h>
 
 #include <cerrno>
@@ -29,6 +31,7 @@ int (*realPoll)(ibv_cq*, int, ibv_wc*) = nullptr;
 int (*realPost)(ibv_qp*, ibv_send_wr*, ibv_send_wr**) = nullptr;
 std::vector<ibv_qp*> qps;
 std::mutex mu;
+bool live = false;  // set by ib_fault_arm()
 
 bool armed() {
   static const bool on = [] {
@@ -47,6 +50,7 @@ bool armed() {
 }
 
 int faultyPoll(ibv_cq* cq, int n, ibv_wc* wc) {
+  if (!__atomic_load_n(&live, __ATOMIC_ACQUIRE)) return realPoll(cq, n, wc);
   if (kind == "delay") {
     static thread_local long skipped = 0;
     if (skipped++ % (target + 1) != 0) return 0;
@@ -63,6 +67,7 @@ int faultyPoll(ibv_cq* cq, int n, ibv_wc* wc) {
 }
 
 int faultyPost(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
+  if (!__atomic_load_n(&live, __ATOMIC_ACQUIRE)) return realPost(qp, wr, bad);
   long k;
   {
     std::lock_guard<std::mutex> lock(mu);
@@ -84,6 +89,8 @@ int faultyPost(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
 }
 
 }  // namespace
+
+extern "C" void ib_fault_arm() { __atomic_store_n(&live, true, __ATOMIC_RELEASE); }
 
 extern "C" ibv_context* __wrap_ibv_open_device(ibv_device* device) {
   ibv_context* ctx = __real_ibv_open_device(device);

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+extern "C" void ib_fault_arm();  // ib_fault_inject.cc
+
 int main(int argc, char** argv) {
   if (argc != 3 || std::strcmp(argv[1], "--expect") != 0) {
     std::fprintf(stderr, "usage: mp_ib_fault --expect error|success\n");
@@ -25,6 +27,7 @@ int main(int argc, char** argv) {
     std::printf("UNEXPECTED: init failed: %s\n", weftGetLastError(nullptr));
     return 1;
   }
+  ib_fault_arm();  // faults start with the first allreduce, not during init
   int rank = 0, n = 0;
   weftCommUserRank(comm, &rank);
   weftCommCount(comm, &n);
