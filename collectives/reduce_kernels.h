@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "collectives/reduce_isa.h"
@@ -103,12 +104,17 @@ void divideKernel(void* buf, size_t count, int nranks) {
 
 // Integer average: truncating division, done in 64 bits so that nranks never
 // has to fit in T (an int8 divided by 200 ranks is 0, not x / -56).
+// User buffers need not be aligned to T: elements move through memcpy (one
+// plain load/store once compiled; a misaligned T* access is undefined).
 template <typename T>
 void divideIntegers(void* buf, size_t count, int nranks) {
   using Wide = typename std::conditional<std::is_signed<T>::value, int64_t, uint64_t>::type;
-  T* p = static_cast<T*>(buf);
+  char* p = static_cast<char*>(buf);
   for (size_t i = 0; i < count; ++i) {
-    p[i] = static_cast<T>(static_cast<Wide>(p[i]) / static_cast<Wide>(nranks));
+    T v;
+    std::memcpy(&v, p + i * sizeof(T), sizeof(T));
+    v = static_cast<T>(static_cast<Wide>(v) / static_cast<Wide>(nranks));
+    std::memcpy(p + i * sizeof(T), &v, sizeof(T));
   }
 }
 

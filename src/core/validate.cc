@@ -1,6 +1,7 @@
 // Argument checks for every collective and point-to-point call. Each failure
 // names the argument and its value, so the caller never has to guess.
 #include <cstdint>
+#include <cstring>
 
 #include "collectives/reduce.h"
 #include "core/call.h"
@@ -13,6 +14,14 @@ namespace {
 bool overlaps(const void* a, size_t an, const void* b, size_t bn) {
   auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
   return an > 0 && bn > 0 && x < y + bn && y < x + an;
+}
+
+template <typename E>
+int rawEnum(const E& value) {
+  static_assert(sizeof(E) == sizeof(int), "C enums are int-sized here");
+  int raw = 0;
+  std::memcpy(&raw, &value, sizeof(raw));
+  return raw;
 }
 
 bool reduces(CollKind k) {
@@ -28,14 +37,15 @@ weftResult_t validateCall(weftComm* comm, const char* fn, const Call& call, weft
     return setError(weftInvalidArgument,
                     "%s: stream must be NULL (host buffers): this weft build has no CUDA", fn);
   if (call.kind == CollKind::kBarrier) return weftSuccess;
+  // A C caller may pass any int as an enum: look at the raw value before the
+  // enum is ever read as one (reading an out-of-range enum is undefined in C++).
+  const int rawType = rawEnum(a.datatype), rawOp = rawEnum(a.op);
+  if (rawType < 0 || rawType >= weftNumTypes)
+    return setError(weftInvalidArgument, "%s: datatype=%d is not a weftDataType_t", fn, rawType);
   size_t esize = datatypeSize(a.datatype);
-  if (esize == 0)
-    return setError(weftInvalidArgument, "%s: datatype=%d is not a weftDataType_t", fn,
-                    static_cast<int>(a.datatype));
   if (reduces(call.kind)) {
-    if (static_cast<int>(a.op) < 0 || a.op >= weftNumOps)
-      return setError(weftInvalidArgument, "%s: op=%d is not a weftRedOp_t", fn,
-                      static_cast<int>(a.op));
+    if (rawOp < 0 || rawOp >= weftNumOps)
+      return setError(weftInvalidArgument, "%s: op=%d is not a weftRedOp_t", fn, rawOp);
     if (!datatypeReducible(a.datatype))
       return setError(weftInvalidArgument, "%s: datatype=%s cannot be reduced on host memory yet",
                       fn, datatypeName(a.datatype));

@@ -115,10 +115,11 @@ class KernelsTest : public ::testing::TestWithParam<std::tuple<size_t, weftDataT
     EXPECT_EQ(diff, "") << where;
     EXPECT_TRUE(ga.guardsIntact() && gb.guardsIntact() && out.guardsIntact())
         << where << ": wrote outside the buffers";
-    if (placement != Placement::kIntoA) {
+    // (count 0: empty vectors may hold no pointer, which memcmp must not get)
+    if (placement != Placement::kIntoA && !a.empty()) {
       EXPECT_EQ(std::memcmp(ga.data(), a.data(), a.size()), 0) << where << ": changed a";
     }
-    if (placement != Placement::kIntoB) {
+    if (placement != Placement::kIntoB && !b.empty()) {
       EXPECT_EQ(std::memcmp(gb.data(), b.data(), b.size()), 0) << where << ": changed b";
     }
     return diff.empty();

@@ -69,10 +69,13 @@ TEST(BadInput, EveryKindIsRejectedWithASentence) {
   char* b = mem.data();
   char* c = b + 2048;
   const size_t huge = SIZE_MAX / 2;
-  const auto badType = static_cast<weftDataType_t>(42);
-  const auto negType = static_cast<weftDataType_t>(-1);
-  const auto badOp = static_cast<weftRedOp_t>(9);
-  const auto negOp = static_cast<weftRedOp_t>(-3);
+  // Out-of-range enums as a C caller would pass them: made at each call from an
+  // int, never stored as the enum type (reading one back is undefined in C++).
+  volatile int rawBadType = 42, rawNegType = -1, rawBadOp = 9, rawNegOp = -3;
+#define badType static_cast<weftDataType_t>(rawBadType)
+#define negType static_cast<weftDataType_t>(rawNegType)
+#define badOp static_cast<weftRedOp_t>(rawBadOp)
+#define negOp static_cast<weftRedOp_t>(rawNegOp)
   weftStream_t stream = reinterpret_cast<weftStream_t>(0x1);
   weftRequest_t req = nullptr;
   weftRequest_t* nullReq = nullptr;
@@ -244,6 +247,10 @@ TEST(BadInput, EveryKindIsRejectedWithASentence) {
        [&] { return weftCommShrink(comm, nullptr, -1, &out); }},
   };
 
+#undef badType
+#undef negType
+#undef badOp
+#undef negOp
   int rejected = 0;
   for (const Kind& k : kinds) {
     weftResult_t got = k.call();
