@@ -3,6 +3,7 @@ verdicts. Each process gets RANK/WORLD_SIZE and a free MASTER_PORT; the default
 group is gloo (the reference) and `weft_group()` gives a weft group over the
 same ranks, so one run compares both backends on the same inputs."""
 import datetime
+import faulthandler
 import os
 import socket
 import sys
@@ -17,9 +18,12 @@ def free_port():
         return s.getsockname()[1]
 
 
-def _entry(rank, world, port, fn, args, results):
+def _entry(rank, world, port, fn, args, results, dump_after):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
                       RANK=str(rank), WORLD_SIZE=str(world))
+    # A rank still running near the deadline prints every thread's Python
+    # stack, so a hang says where it is before the timeout ends it.
+    faulthandler.dump_traceback_later(dump_after, exit=False)
     try:
         import torch
         torch.set_num_threads(1)
@@ -33,14 +37,14 @@ def _entry(rank, world, port, fn, args, results):
         os._exit(1)
 
 
-def run(fn, world, *args, timeout=300, expect_dead=()):
+def run(fn, world, *args, timeout=240, expect_dead=()):
     """Runs fn(rank, world, *args) in `world` processes; returns when all pass,
     raises SystemExit(1) with every failing rank's traceback otherwise. Ranks in
     `expect_dead` must die (by a signal) instead of passing."""
     ctx = mp.get_context("spawn")
     results = ctx.Queue()
     port = free_port()
-    procs = [ctx.Process(target=_entry, args=(r, world, port, fn, args, results))
+    procs = [ctx.Process(target=_entry, args=(r, world, port, fn, args, results, max(timeout - 40, 10)))
              for r in range(world)]
     for p in procs:
         p.start()
