@@ -11,26 +11,12 @@
 
 #include "collectives/kernels/cuda_kernels.h"
 #include "gpu_harness.h"
+#include "reduce/inputs.h"
 #include "reduce/reference.h"
 
 namespace {
 
-size_t sizeOf(weftDataType_t t) {
-  switch (t) {
-    case weftInt8:
-    case weftUint8:
-      return 1;
-    case weftFloat16:
-    case weftBfloat16:
-      return 2;
-    case weftInt32:
-    case weftUint32:
-    case weftFloat32:
-      return 4;
-    default:
-      return 8;
-  }
-}
+size_t sizeOf(weftDataType_t t) { return reduce_test::elementSize(t); }
 
 // Finite values in a small range, so products and sums stay meaningful in
 // every type (the host reduce tests cover NaN/Inf/subnormal semantics).

@@ -81,6 +81,8 @@ class WeftComm {
  private:
   // Runs the p2p calls made by `post` as one weft group; returns its request.
   weftRequest_t runGroup(const char* what, const std::function<void()>& post);
+  // send/recv: one path for both directions.
+  Submission pointToPoint(at::Tensor& t, int peer, bool isSend);
 
   std::mutex mu_;
   weftComm_t comm_ = nullptr;

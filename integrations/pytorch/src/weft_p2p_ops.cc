@@ -188,41 +188,32 @@ Submission WeftComm::barrier() {
   return s;
 }
 
-Submission WeftComm::send(at::Tensor& t, int peer) {
-  checkCpuContiguous(t, "send tensor");
-  TORCH_CHECK(peer >= 0 && peer < size_ && peer != rank_, "weft: send peer ", peer,
-              " is out of range or this rank");
-  Submission s;
-  s.outputs = {t};
-  std::lock_guard<std::mutex> lock(mu_);
-  if (coalescing_) {  // recorded into the open group; the batch's request covers it
-    weftResult_t rc = weftSend(t.data_ptr(), t.numel(), dtypeOf(t), peer, comm_, nullptr);
-    if (rc != weftSuccess) throwWeftError(rc, "send");
-    return s;
-  }
-  weftRequest_t req = nullptr;
-  weftResult_t rc = weftSendAsync(t.data_ptr(), t.numel(), dtypeOf(t), peer, comm_, &req);
-  if (rc != weftSuccess) throwWeftError(rc, "send");
-  s.requests.push_back(req);
-  return s;
-}
+Submission WeftComm::send(at::Tensor& t, int peer) { return pointToPoint(t, peer, true); }
 
-Submission WeftComm::recv(at::Tensor& t, int peer) {
-  checkCpuContiguous(t, "recv tensor");
-  TORCH_CHECK(peer >= 0 && peer < size_ && peer != rank_, "weft: recv peer ", peer,
+Submission WeftComm::recv(at::Tensor& t, int peer) { return pointToPoint(t, peer, false); }
+
+// Inside batch_isend_irecv the call is recorded into the open weft group (the
+// batch's request covers it); otherwise it starts at once with its own request.
+Submission WeftComm::pointToPoint(at::Tensor& t, int peer, bool isSend) {
+  const char* what = isSend ? "send" : "recv";
+  checkCpuContiguous(t, isSend ? "send tensor" : "recv tensor");
+  TORCH_CHECK(peer >= 0 && peer < size_ && peer != rank_, "weft: ", what, " peer ", peer,
               " is out of range or this rank");
   Submission s;
   s.outputs = {t};
   std::lock_guard<std::mutex> lock(mu_);
-  if (coalescing_) {
-    weftResult_t rc = weftRecv(t.data_ptr(), t.numel(), dtypeOf(t), peer, comm_, nullptr);
-    if (rc != weftSuccess) throwWeftError(rc, "recv");
-    return s;
-  }
   weftRequest_t req = nullptr;
-  weftResult_t rc = weftRecvAsync(t.data_ptr(), t.numel(), dtypeOf(t), peer, comm_, &req);
-  if (rc != weftSuccess) throwWeftError(rc, "recv");
-  s.requests.push_back(req);
+  weftRequest_t* out = coalescing_ ? nullptr : &req;
+  weftResult_t rc;
+  if (coalescing_) {
+    rc = isSend ? weftSend(t.data_ptr(), t.numel(), dtypeOf(t), peer, comm_, nullptr)
+                : weftRecv(t.data_ptr(), t.numel(), dtypeOf(t), peer, comm_, nullptr);
+  } else {
+    rc = isSend ? weftSendAsync(t.data_ptr(), t.numel(), dtypeOf(t), peer, comm_, out)
+                : weftRecvAsync(t.data_ptr(), t.numel(), dtypeOf(t), peer, comm_, out);
+  }
+  if (rc != weftSuccess) throwWeftError(rc, what);
+  if (req != nullptr) s.requests.push_back(req);
   return s;
 }
 
