@@ -258,8 +258,27 @@ weftResult_t IbConnection::checkPeerAlive() {
   return weftSuccess;
 }
 
+weftResult_t IbConnection::remember(weftResult_t r) {
+  if (r != weftSuccess && failed_ == weftSuccess) {
+    failed_ = r;
+    failure_ = lastError();
+  }
+  return r;
+}
+
 weftResult_t IbConnection::trySend(const void* data, size_t bytes, size_t* moved) {
   *moved = 0;
+  if (failed_ != weftSuccess) return setError(failed_, "%s", failure_.c_str());
+  return remember(sendOnce(data, bytes, moved));
+}
+
+weftResult_t IbConnection::tryRecv(void* data, size_t bytes, size_t* moved) {
+  *moved = 0;
+  if (failed_ != weftSuccess) return setError(failed_, "%s", failure_.c_str());
+  return remember(recvOnce(data, bytes, moved));
+}
+
+weftResult_t IbConnection::sendOnce(const void* data, size_t bytes, size_t* moved) {
   WEFT_CHECK(reapSends());
   const uint64_t credit = __atomic_load_n(&words_[0], __ATOMIC_ACQUIRE);
   const size_t offset = sent_ % ringBytes_;
@@ -279,8 +298,7 @@ weftResult_t IbConnection::trySend(const void* data, size_t bytes, size_t* moved
   return weftSuccess;
 }
 
-weftResult_t IbConnection::tryRecv(void* data, size_t bytes, size_t* moved) {
-  *moved = 0;
+weftResult_t IbConnection::recvOnce(void* data, size_t bytes, size_t* moved) {
   if (available_ == 0) WEFT_CHECK(reapRecvs());
   if (available_ == 0) {
     WEFT_CHECK(returnCredit(true));

@@ -59,6 +59,9 @@ class IbConnection {
   Channel* recvChannel() { return recvSide_.get(); }
 
  private:
+  weftResult_t sendOnce(const void* data, size_t bytes, size_t* moved);
+  weftResult_t recvOnce(void* data, size_t bytes, size_t* moved);
+  weftResult_t remember(weftResult_t r);
   weftResult_t postWrite(uint64_t localAddr, uint32_t lkey, uint64_t remoteAddr, size_t bytes,
                          bool withImm, bool inlineData);
   weftResult_t reapSends();
@@ -91,6 +94,11 @@ class IbConnection {
   uint64_t consumed_ = 0;    // bytes consumed from our ring
   uint64_t creditSent_ = 0;  // consumed_ as last written to the peer
   uint32_t idlePolls_ = 0;
+  // The first error is sticky: an error completion is consumed by the poll
+  // that saw it, so a caller that drops one error (an eager send that leaves
+  // reporting to the engine) must meet it again on its next call.
+  weftResult_t failed_ = weftSuccess;
+  std::string failure_;
   std::unique_ptr<Channel> sendSide_, recvSide_;
 };
 
