@@ -4,7 +4,9 @@ Two processes train an MLP with DistributedDataParallel; each round runs every
 backend for --steps steps (after --warmup), rounds alternate the backends to
 spread machine noise, and the median ms/step per backend is printed. "none"
 is DDP with a communication hook that returns the gradients untouched: the
-compute floor that no backend can beat.
+compute floor that no backend can beat. "sync" sends one 4-byte weft allreduce
+per bucket and leaves the gradients untouched: the floor plus the wait for the
+slower rank, which every real backend pays.
 
 usage: bench_ddp.py [--params 137k|547k] [--steps N] [--rounds R] [--batch B]"""
 import argparse
@@ -41,6 +43,14 @@ def no_comm_hook(state, bucket):
     return fut
 
 
+def sync_only_hook(group, bucket):
+    # One 4-byte allreduce per bucket, gradients left untouched: the floor for
+    # any backend, since a real one must also wait for the slower rank.
+    flag = torch.zeros(1)
+    fut = dist.all_reduce(flag, group=group, async_op=True).get_future()
+    return fut.then(lambda _: bucket.buffer())
+
+
 def timed_steps(ddp, opt, rank, args):
     d_in = SHAPES[args.params][0]
     g = torch.Generator().manual_seed(rank)
@@ -61,12 +71,15 @@ def timed_steps(ddp, opt, rank, args):
 def body(rank, world, args):
     torch.set_num_threads(args.threads)
     dist.init_process_group("gloo", rank=rank, world_size=world)
-    groups = {"gloo": None, "weft": dist.new_group(backend="weft"), "none": None}
+    weft = dist.new_group(backend="weft")
+    groups = {"gloo": None, "weft": weft, "none": None, "sync": None}
     models = {}
     for name, group in groups.items():
         ddp = DDP(mlp(SHAPES[args.params]), process_group=group)
         if name == "none":
             ddp.register_comm_hook(None, no_comm_hook)
+        if name == "sync":
+            ddp.register_comm_hook(weft, sync_only_hook)
         models[name] = (ddp, torch.optim.SGD(ddp.parameters(), lr=0.01))
     per = {name: [] for name in groups}
     for r in range(args.rounds):
@@ -83,7 +96,7 @@ def body(rank, world, args):
             print(f"{k:>5}: median {med[k]:7.2f} ms/step")
         gap_w, gap_g = med["weft"] - med["none"], med["gloo"] - med["none"]
         print(f"weft/gloo = {med['weft'] / med['gloo']:.2f}; above the floor: weft "
-              f"{gap_w:+.2f} ms, gloo {gap_g:+.2f} ms")
+              f"{gap_w:+.2f} ms, gloo {gap_g:+.2f} ms, sync only {med['sync'] - med['none']:+.2f} ms")
     dist.destroy_process_group()
 
 
