@@ -1,0 +1,49 @@
+// Which RDMA device one rank uses, and which CPUs its progress thread should
+// run on. The verbs transport lists the devices with an active port (after
+// WEFT_IB_HCA); this picks among them with the machine's topology:
+//   - a rank that drives a GPU (WEFT_RANK_GPU) takes that GPU's nearest NIC
+//     (topo::chooseNics: bandwidth, path class, ties spread over GPUs);
+//   - a rank without a GPU takes a device local to the CPUs it may run on,
+//     and the ranks of a node spread over the equally near devices by their
+//     local index, so a multi-rail CPU job uses every rail;
+//   - without a topology (hwloc failed, devices it does not know), the local
+//     index alone spreads the ranks over the devices.
+// Pure: every input is given, so the rules are tested on topology files.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "topo/topology.h"
+
+namespace weft::topo {
+
+struct RankNicRequest {
+  std::vector<std::string> candidates;  // usable verbs devices, discovery order
+  std::string gpu;                      // bus id or OS name of this rank's GPU; "" = none
+  int localIndex = 0;                   // this rank among its node's ranks
+  int localRanks = 1;
+  std::string allowedCpus;  // the CPUs this process may run on ("0-3,8"); "" = unknown
+};
+
+struct RankNicChoice {
+  int index = 0;           // into RankNicRequest::candidates
+  std::string reason;      // one sentence for WEFT_DEBUG=INFO
+  bool gdr = false;        // GPUDirect RDMA allowed for this rank's GPU and NIC
+  std::string nearCpus;    // CPUs local to the chosen GPU or NIC, within allowedCpus; "" = don't bind
+};
+
+// `topo` may be null (then `topoWhyNot` says why there is none).
+RankNicChoice chooseRankNic(const Topology* topo, const std::string& topoWhyNot,
+                            const RankNicRequest& req);
+
+// CPU list text ("0-3,8,10-11") to sorted CPU numbers, and back. Malformed
+// parts are skipped: lists come from the kernel, hwloc or topology files.
+std::vector<int> parseCpuList(const std::string& text);
+std::string formatCpuList(const std::vector<int>& cpus);
+// The CPUs in both lists ("" when none, or when either is unknown).
+std::string intersectCpuLists(const std::string& a, const std::string& b);
+// This process's CPU affinity as a list.
+std::string currentCpuAffinity();
+
+}  // namespace weft::topo
