@@ -79,6 +79,8 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
     WEFT_CHECK(c->ib->setup(*c->bootstrap, *c->tcp, wanted, c->config.nstreams,
                             c->config.ibBufferBytes, &usable));
     if (!usable || !any) c->ib.reset();
+    if (c->ib && configString("WEFT_BIND_PROGRESS") != "0")
+      c->progress.setCpus(c->ib->device().nearCpus());
   }
 #endif
   c->channels = std::make_unique<PeerChannels>(c->tcp.get(), c->shm.get(), c->ib.get());

@@ -64,6 +64,12 @@ const std::vector<ConfigVar>& configVars() {
        "Verbs ACK timeout exponent: 4.096 us x 2^value per try (as NCCL_IB_TIMEOUT)."},
       {"WEFT_IB_RETRY_CNT", "7", "Verbs transport retries before a send fails."},
       {"WEFT_IB_BUFFER", "4M", "Bytes of verbs receive ring per peer and stream (K/M suffixes)."},
+      {"WEFT_RANK_GPU", "",
+       "PCI bus id (or cudaN/nvmlN name) of the GPU this rank drives: its verbs device is that "
+       "GPU's nearest NIC. Unset: a device near the rank's CPUs."},
+      {"WEFT_BIND_PROGRESS", "1",
+       "1: run the progress thread on the CPUs near this rank's NIC or GPU (within the "
+       "process's affinity); 0: leave it where the OS puts it."},
       {"WEFT_TOPO_FILE", "",
        "Read the machine from this hwloc XML or NCCL/RCCL topology file instead of discovering "
        "it."},

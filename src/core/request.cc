@@ -6,10 +6,17 @@
 #include <chrono>
 
 #include "core/error.h"
+#include "core/log.h"
+#include "topo/topology.h"
 
 namespace weft {
 
 ProgressThread::~ProgressThread() { stop(); }
+
+void ProgressThread::setCpus(std::string cpus) {
+  std::lock_guard<std::mutex> lock(mu_);
+  cpus_ = std::move(cpus);
+}
 
 void ProgressThread::submit(weftRequest* req) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -37,6 +44,18 @@ void ProgressThread::stop() {
 }
 
 void ProgressThread::loop() {
+  std::string cpus;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    cpus = cpus_;
+  }
+  if (!cpus.empty()) {
+    if (topo::bindCurrentThreadToCpus(cpus) == weftSuccess)
+      WEFT_INFO(INIT, "progress thread bound to CPUs %s", cpus.c_str());
+    else
+      WEFT_INFO(INIT, "progress thread left unbound: %s", lastError().c_str());
+    clearError();
+  }
   for (;;) {
     weftRequest* req = nullptr;
     {

@@ -34,6 +34,9 @@ namespace weft {
 class ProgressThread {
  public:
   ~ProgressThread();
+  // CPUs to run the thread on once it starts (a list such as "0-5,48-53";
+  // "" leaves it where the OS puts it).
+  void setCpus(std::string cpus);
   // Queues `req`; the thread is started on first use.
   void submit(weftRequest* req);
   // True when no request is queued or running (call from the submitting thread).
@@ -57,6 +60,7 @@ class ProgressThread {
   uint64_t submitted_ = 0;
   uint64_t completed_ = 0;
   bool stopping_ = false;
+  std::string cpus_;
   std::thread thread_;
 };
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 
 namespace weft::topo {
 
@@ -58,11 +59,24 @@ std::string currentCpuAffinity() {
   return formatCpuList(cpus);
 }
 
+std::string verbsDeviceLocalCpus(const std::string& ibvName, const std::string& sysfsRoot) {
+  std::ifstream in(sysfsRoot + "/class/infiniband/" + ibvName + "/device/local_cpulist");
+  std::string line;
+  if (!in || !std::getline(in, line)) return "";
+  return formatCpuList(parseCpuList(line));
+}
+
 namespace {
 
-std::string nicCpus(const Machine& m, int nic) {
-  const int loc = m.localityOf(m.nics[nic]);
-  return loc >= 0 ? m.localities[loc].cpus : "";
+// CPUs local to candidate i: the topology's, else the kernel's.
+std::string candidateCpus(const Topology* topo, const std::vector<int>& nicOf,
+                          const RankNicRequest& req, int i) {
+  if (topo != nullptr && nicOf[i] >= 0) {
+    const Machine& m = topo->machine;
+    const int loc = m.localityOf(m.nics[nicOf[i]]);
+    if (loc >= 0) return m.localities[loc].cpus;
+  }
+  return static_cast<size_t>(i) < req.candidateCpus.size() ? req.candidateCpus[i] : "";
 }
 
 // Spreads a node's ranks over `pool` (indexes into the candidates).
@@ -85,18 +99,15 @@ RankNicChoice chooseRankNic(const Topology* topo, const std::string& topoWhyNot,
   if (n == 0) return out;
   std::vector<int> all(n);
   for (int i = 0; i < n; ++i) all[i] = i;
-  if (topo == nullptr) {
-    std::string how;
-    out.index = spread(all, req, &how);
-    out.reason = "no topology (" + topoWhyNot + ")" + (how.empty() ? "" : "; " + how);
-    return out;
-  }
-  const Machine& m = topo->machine;
   std::vector<int> nicOf(n, -1);  // candidate -> Machine::nics index
-  for (int i = 0; i < n; ++i) nicOf[i] = findNicByName(m, req.candidates[i]);
+  for (int i = 0; topo != nullptr && i < n; ++i)
+    nicOf[i] = findNicByName(topo->machine, req.candidates[i]);
 
   std::string gpuNote;
-  if (!req.gpu.empty()) {
+  if (!req.gpu.empty() && topo == nullptr) {
+    gpuNote = "GPU " + req.gpu + " cannot be placed: no topology (" + topoWhyNot + ")";
+  } else if (!req.gpu.empty()) {
+    const Machine& m = topo->machine;
     const int g = findGpu(m, req.gpu);
     const GpuNic* gn = g >= 0 ? &topo->gpuNics[g] : nullptr;
     int chosen = -1;
@@ -118,17 +129,16 @@ RankNicChoice chooseRankNic(const Topology* topo, const std::string& topoWhyNot,
   // No GPU (or none we can place): devices local to the CPUs we may run on.
   std::vector<int> near;
   for (int i = 0; i < n; ++i)
-    if (nicOf[i] >= 0 && !intersectCpuLists(nicCpus(m, nicOf[i]), req.allowedCpus).empty())
+    if (!intersectCpuLists(candidateCpus(topo, nicOf, req, i), req.allowedCpus).empty())
       near.push_back(i);
   std::string how;
   out.index = spread(near.empty() ? all : near, req, &how);
-  out.reason = (gpuNote.empty() ? std::string("no GPU for this rank") : gpuNote) + "; " +
-               (near.empty() ? "no device is local to this process's CPUs"
-                             : std::to_string(near.size()) +
-                                   " device(s) local to this process's CPUs") +
-               (how.empty() ? "" : "; " + how);
-  if (nicOf[out.index] >= 0)
-    out.nearCpus = intersectCpuLists(nicCpus(m, nicOf[out.index]), req.allowedCpus);
+  out.reason =
+      (gpuNote.empty() ? std::string("no GPU for this rank") : gpuNote) + "; " +
+      (near.empty() ? "no device is local to this process's CPUs"
+                    : std::to_string(near.size()) + " device(s) local to this process's CPUs") +
+      (how.empty() ? "" : "; " + how);
+  out.nearCpus = intersectCpuLists(candidateCpus(topo, nicOf, req, out.index), req.allowedCpus);
   return out;
 }
 

@@ -6,8 +6,10 @@
 //   - a rank without a GPU takes a device local to the CPUs it may run on,
 //     and the ranks of a node spread over the equally near devices by their
 //     local index, so a multi-rail CPU job uses every rail;
-//   - without a topology (hwloc failed, devices it does not know), the local
-//     index alone spreads the ranks over the devices.
+//   - without a topology (none loaded: only a GPU rank needs one; hwloc
+//     failed; devices it does not know), the kernel's local CPU list of each
+//     device stands in, and failing that the local index alone spreads the
+//     ranks over the devices.
 // Pure: every input is given, so the rules are tested on topology files.
 #pragma once
 
@@ -24,13 +26,16 @@ struct RankNicRequest {
   int localIndex = 0;                   // this rank among its node's ranks
   int localRanks = 1;
   std::string allowedCpus;  // the CPUs this process may run on ("0-3,8"); "" = unknown
+  // Per candidate, the CPUs local to it as the kernel says (sysfs
+  // local_cpulist; "" unknown): used where the topology does not place it.
+  std::vector<std::string> candidateCpus;
 };
 
 struct RankNicChoice {
-  int index = 0;           // into RankNicRequest::candidates
-  std::string reason;      // one sentence for WEFT_DEBUG=INFO
-  bool gdr = false;        // GPUDirect RDMA allowed for this rank's GPU and NIC
-  std::string nearCpus;    // CPUs local to the chosen GPU or NIC, within allowedCpus; "" = don't bind
+  int index = 0;         // into RankNicRequest::candidates
+  std::string reason;    // one sentence for WEFT_DEBUG=INFO
+  bool gdr = false;      // GPUDirect RDMA allowed for this rank's GPU and NIC
+  std::string nearCpus;  // CPUs local to the chosen GPU or NIC, within allowedCpus; "" = don't bind
 };
 
 // `topo` may be null (then `topoWhyNot` says why there is none).
@@ -45,5 +50,8 @@ std::string formatCpuList(const std::vector<int>& cpus);
 std::string intersectCpuLists(const std::string& a, const std::string& b);
 // This process's CPU affinity as a list.
 std::string currentCpuAffinity();
+// The CPUs local to a verbs device, from /sys/class/infiniband/NAME/device/
+// local_cpulist ("" when the device has no PCI parent, as Soft-RoCE).
+std::string verbsDeviceLocalCpus(const std::string& ibvName, const std::string& sysfsRoot = "/sys");
 
 }  // namespace weft::topo

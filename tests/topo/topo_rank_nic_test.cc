@@ -1,6 +1,9 @@
 // chooseRankNic: which verbs device one rank uses, on real topology files
 // (tests/topo/data) and without a topology.
 #include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cstdlib>
 
 #include "core/error.h"
 #include "topo/rank_nic.h"
@@ -13,10 +16,10 @@ const std::vector<std::string> kJuwelsNics = {"mlx5_0", "mlx5_1", "mlx5_2", "mlx
 class RankNic : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_EQ(loadTopology(std::string(WEFT_TOPO_DATA_DIR) +
-                               "/juwels-booster-4xa100-4xhdr200.hwloc.xml",
-                           &juwels_),
-              weftSuccess)
+    ASSERT_EQ(
+        loadTopology(std::string(WEFT_TOPO_DATA_DIR) + "/juwels-booster-4xa100-4xhdr200.hwloc.xml",
+                     &juwels_),
+        weftSuccess)
         << lastError();
   }
   Topology juwels_;
@@ -95,13 +98,43 @@ TEST(RankNicNoTopology, LocalIndexSpreadsOverDevices) {
   req.candidates = {"rxe0", "rxe1"};
   req.localRanks = 3;
   req.localIndex = 2;
-  RankNicChoice c = chooseRankNic(nullptr, "hwloc failed", req);
+  RankNicChoice c = chooseRankNic(nullptr, "not loaded", req);
   EXPECT_EQ(c.index, 0);
   req.localIndex = 1;
-  c = chooseRankNic(nullptr, "hwloc failed", req);
+  c = chooseRankNic(nullptr, "not loaded", req);
   EXPECT_EQ(c.index, 1);
-  EXPECT_NE(c.reason.find("hwloc failed"), std::string::npos);
+  EXPECT_NE(c.reason.find("no device is local"), std::string::npos) << c.reason;
   EXPECT_EQ(c.nearCpus, "");
+}
+
+TEST(RankNicNoTopology, KernelCpuListsPlaceCpuRanks) {
+  RankNicRequest req;
+  req.candidates = {"mlx5_0", "mlx5_1"};
+  req.candidateCpus = {"0-3", "4-7"};
+  req.allowedCpus = "5-6";
+  RankNicChoice c = chooseRankNic(nullptr, "not loaded", req);
+  EXPECT_EQ(c.index, 1) << c.reason;
+  EXPECT_EQ(c.nearCpus, "5-6");
+}
+
+TEST(RankNicNoTopology, GpuRankSaysWhyItCannotBePlaced) {
+  RankNicRequest req;
+  req.candidates = {"mlx5_0", "mlx5_1"};
+  req.gpu = "0000:07:00.0";
+  RankNicChoice c = chooseRankNic(nullptr, "hwloc failed", req);
+  EXPECT_NE(c.reason.find("hwloc failed"), std::string::npos) << c.reason;
+}
+
+TEST(VerbsSysfs, LocalCpusOfADeviceFromAFakeSysfs) {
+  char dir[] = "/tmp/weft_sysfs_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string root = dir;
+  const std::string dev = root + "/class/infiniband/mlx5_9/device";
+  ASSERT_EQ(std::system(("mkdir -p " + dev + " && echo 0-3,8 > " + dev + "/local_cpulist").c_str()),
+            0);
+  EXPECT_EQ(verbsDeviceLocalCpus("mlx5_9", root), "0-3,8");
+  EXPECT_EQ(verbsDeviceLocalCpus("rxe0", root), "");
+  std::system(("rm -rf " + root).c_str());
 }
 
 }  // namespace

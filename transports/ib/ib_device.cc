@@ -5,12 +5,15 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "core/config.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "topo/hca_filter.h"
+#include "topo/rank_nic.h"
 
 namespace weft {
 
@@ -19,7 +22,7 @@ IbDevice::~IbDevice() {
   if (ctx_ != nullptr) ibv_close_device(ctx_);
 }
 
-weftResult_t IbDevice::open() {
+weftResult_t IbDevice::open(int localIndex, int localRanks) {
   int n = 0;
   errno = 0;
   ibv_device** list = ibv_get_device_list(&n);
@@ -29,41 +32,99 @@ weftResult_t IbDevice::open() {
     if (list != nullptr) ibv_free_device_list(list);
     return weftSuccess;
   }
+  // Every device with an active port that WEFT_IB_HCA allows (its first such
+  // port), kept open until one is chosen.
+  struct Candidate {
+    std::string name;
+    ibv_context* ctx;
+    int port;
+    ibv_port_attr attr;
+  };
+  std::vector<Candidate> found;
   topo::HcaFilter filter(configString("WEFT_IB_HCA"));
-  for (int i = 0; i < n && ctx_ == nullptr; ++i) {
+  for (int i = 0; i < n; ++i) {
     const std::string name = ibv_get_device_name(list[i]);
     ibv_context* ctx = ibv_open_device(list[i]);
     if (ctx == nullptr) continue;
     ibv_device_attr dev{};
-    if (ibv_query_device(ctx, &dev) != 0) {
-      ibv_close_device(ctx);
-      continue;
-    }
-    for (int p = 1; p <= dev.phys_port_cnt; ++p) {
+    bool taken = false;
+    for (int p = 1; ibv_query_device(ctx, &dev) == 0 && p <= dev.phys_port_cnt && !taken; ++p) {
       ibv_port_attr attr{};
       if (ibv_query_port(ctx, static_cast<uint8_t>(p), &attr) != 0) continue;
       if (attr.state != IBV_PORT_ACTIVE || !filter.allows(name, {p})) continue;
-      ctx_ = ctx;
-      name_ = name;
-      port_ = p;
-      linkLayer_ = attr.link_layer;
-      lid_ = attr.lid;
-      mtu_ = attr.active_mtu;
-      break;
+      found.push_back({name, ctx, p, attr});
+      taken = true;
     }
-    if (ctx_ == nullptr) ibv_close_device(ctx);
+    if (!taken) ibv_close_device(ctx);
   }
   ibv_free_device_list(list);
-  if (ctx_ == nullptr) {
+  if (found.empty()) {
     whyNot_ = filter.empty() ? "no active RDMA port"
                              : "no active RDMA port passes WEFT_IB_HCA=" + filter.spec();
     return weftSuccess;
   }
+  std::vector<std::string> names;
+  for (const Candidate& c : found) names.push_back(c.name);
+  const int pick = choose(names, localIndex, localRanks);
+  for (int i = 0; i < static_cast<int>(found.size()); ++i)
+    if (i != pick) ibv_close_device(found[i].ctx);
+  const Candidate& c = found[pick];
+  ctx_ = c.ctx;
+  name_ = c.name;
+  port_ = c.port;
+  linkLayer_ = c.attr.link_layer;
+  lid_ = c.attr.lid;
+  mtu_ = c.attr.active_mtu;
   WEFT_CHECK(pickGid());
   pd_ = ibv_alloc_pd(ctx_);
   if (pd_ == nullptr)
     return setError(weftSystemError, "%s: ibv_alloc_pd failed: %s", name_.c_str(), strerror(errno));
   return weftSuccess;
+}
+
+namespace {
+
+// The machine's topology, loaded once per process (hwloc discovery takes
+// tens of milliseconds; communicators are created many times), or why not.
+const topo::Topology* machineTopology(std::string* whyNot) {
+  static std::mutex mu;
+  static std::unique_ptr<topo::Topology> topology;
+  static std::string why;
+  static bool tried = false;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!tried) {
+    tried = true;
+    auto t = std::make_unique<topo::Topology>();
+    if (topo::loadTopology("", t.get()) == weftSuccess)
+      topology = std::move(t);
+    else
+      why = lastError();
+  }
+  *whyNot = why;
+  return topology.get();
+}
+
+}  // namespace
+
+// With one device there is nothing to choose, but its CPUs are still where the
+// progress thread belongs. Only a rank with a GPU needs the topology (path
+// classes); the others go by the kernel's CPU list of each device. A topology
+// that cannot be loaded is not an error: the rules fall back (rank_nic.h).
+int IbDevice::choose(const std::vector<std::string>& names, int localIndex, int localRanks) {
+  topo::RankNicRequest req;
+  req.candidates = names;
+  req.gpu = configString("WEFT_RANK_GPU");
+  req.localIndex = localIndex;
+  req.localRanks = localRanks;
+  req.allowedCpus = topo::currentCpuAffinity();
+  for (const std::string& name : names)
+    req.candidateCpus.push_back(topo::verbsDeviceLocalCpus(name));
+  std::string why = "not needed without WEFT_RANK_GPU";
+  const topo::Topology* t = req.gpu.empty() ? nullptr : machineTopology(&why);
+  const topo::RankNicChoice c = topo::chooseRankNic(t, why, req);
+  choiceReason_ = c.reason;
+  nearCpus_ = c.nearCpus;
+  return c.index;
 }
 
 // RoCE needs a GID: the configured index, else the best of the table (RoCE v2

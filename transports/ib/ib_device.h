@@ -1,5 +1,7 @@
-// The RDMA device a rank uses: opened from the verbs device list (filtered by
-// WEFT_IB_HCA), its first active port, and the address peers reach it by:
+// The RDMA device a rank uses: among the devices of the verbs list with an
+// active port (filtered by WEFT_IB_HCA), the one topo/rank_nic.h picks (the
+// GPU's nearest NIC, or one local to the rank's CPUs, ranks of a node spread
+// over equal ones), its first active port, and the address peers reach it by:
 // the LID on InfiniBand; on RoCE a GID chosen from the port's GID table (a
 // valid, non-link-local RoCE v2 GID, IPv4-mapped first) unless
 // WEFT_IB_GID_INDEX names one. "No RDMA here" (no device list, ENOSYS, no
@@ -11,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "weft/weft.h"
 
@@ -19,7 +22,9 @@ namespace weft {
 class IbDevice {
  public:
   ~IbDevice();
-  weftResult_t open();
+  // localIndex/localRanks: this rank among its node's, to spread ranks over
+  // equally near devices (topo/rank_nic.h).
+  weftResult_t open(int localIndex, int localRanks);
   bool ok() const { return pd_ != nullptr; }
   const std::string& whyNot() const { return whyNot_; }
 
@@ -32,16 +37,23 @@ class IbDevice {
   const ibv_gid& gid() const { return gid_; }
   ibv_mtu mtu() const { return mtu_; }
   const std::string& name() const { return name_; }
+  // Why this device (for WEFT_DEBUG=INFO), and the CPUs near it or near this
+  // rank's GPU ("" when unknown), where the progress thread belongs.
+  const std::string& choiceReason() const { return choiceReason_; }
+  const std::string& nearCpus() const { return nearCpus_; }
   // "rxe0:1 RoCE v2 GID[1] ::ffff:10.0.0.1 MTU 1024" for logs.
   std::string describe() const;
 
  private:
   weftResult_t pickGid();
+  int choose(const std::vector<std::string>& names, int localIndex, int localRanks);
 
   ibv_context* ctx_ = nullptr;
   ibv_pd* pd_ = nullptr;
   std::string name_;
   std::string whyNot_;
+  std::string choiceReason_;
+  std::string nearCpus_;
   int port_ = 1;
   uint8_t linkLayer_ = IBV_LINK_LAYER_INFINIBAND;
   uint16_t lid_ = 0;

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "topo/node_id.h"
 
 namespace weft {
 
@@ -12,7 +13,18 @@ weftResult_t IbTransport::setup(Bootstrap& bs, TcpTransport& tcp, const std::vec
                                 int nstreams, size_t ringBytes, bool* usable) {
   const int n = bs.nranks(), me = bs.rank();
   *usable = false;
-  WEFT_CHECK(dev_.open());
+  // Our index among our node's ranks, so that ranks of a node spread over
+  // equally near devices.
+  std::vector<uint64_t> nodes(n, 0);
+  nodes[me] = nodeIdentityHash();
+  WEFT_CHECK(bs.allgather(nodes.data(), sizeof(uint64_t)));
+  int localIndex = 0, localRanks = 0;
+  for (int r = 0; r < n; ++r) {
+    if (nodes[r] != nodes[me]) continue;
+    if (r < me) ++localIndex;
+    ++localRanks;
+  }
+  WEFT_CHECK(dev_.open(localIndex, localRanks));
   // Every rank must agree on whether verbs are used, or the two ends of a
   // pair would pick different transports: allgather each rank's verdict.
   std::vector<int> ok(n, 0);
@@ -46,6 +58,8 @@ weftResult_t IbTransport::setup(Bootstrap& bs, TcpTransport& tcp, const std::vec
   *usable = true;
   WEFT_INFO(NET, "rank %d: verbs on %s, %d QP(s) per peer, %zu-byte rings", me,
             dev_.describe().c_str(), nstreams, ringBytes);
+  WEFT_INFO(NET, "rank %d: %s chosen: %s%s%s", me, dev_.name().c_str(), dev_.choiceReason().c_str(),
+            dev_.nearCpus().empty() ? "" : "; CPUs near it: ", dev_.nearCpus().c_str());
   return weftSuccess;
 }
 
