@@ -41,7 +41,8 @@ void treeShape(int n, const std::vector<int>& nodeOfPos, int* interHops, int* in
 
 }  // namespace
 
-void CommTopo::build(int myRank, const std::vector<uint64_t>& nodeHash, ChannelTable* channels) {
+void CommTopo::build(int myRank, const std::vector<uint64_t>& nodeHash, ChannelTable* channels,
+                     const std::vector<int>& ringKey) {
   rank = myRank;
   nranks = static_cast<int>(nodeHash.size());
   nodeOf.assign(nranks, -1);
@@ -65,7 +66,15 @@ void CommTopo::build(int myRank, const std::vector<uint64_t>& nodeHash, ChannelT
   for (const auto& nr : nodeRanks) uniform = uniform && nr.size() == mine.size();
 
   std::vector<int> order;
-  for (const auto& nr : nodeRanks) order.insert(order.end(), nr.begin(), nr.end());
+  for (const auto& nr : nodeRanks) {
+    std::vector<int> visit = nr;
+    const bool keyed = !ringKey.empty() &&
+                       std::all_of(nr.begin(), nr.end(), [&](int r) { return ringKey[r] >= 0; });
+    if (keyed)
+      std::stable_sort(visit.begin(), visit.end(),
+                       [&](int a, int b) { return ringKey[a] < ringKey[b]; });
+    order.insert(order.end(), visit.begin(), visit.end());
+  }
   ringPos = static_cast<int>(std::find(order.begin(), order.end(), rank) - order.begin());
   ring = std::make_unique<RankView>(channels, order);
   intra = std::make_unique<RankView>(channels, mine);

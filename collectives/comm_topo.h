@@ -64,8 +64,12 @@ struct CommTopo {
   int treeInterHops = 0, treeIntraHops = 0, acrossTreeHops = 0;
   double treeLinkLoad = 1, acrossTreeLinkLoad = 1;
 
-  // `nodeHash[r]` is rank r's node identity hash.
-  void build(int myRank, const std::vector<uint64_t>& nodeHash, ChannelTable* channels);
+  // `nodeHash[r]` is rank r's node identity hash; `ringKey[r]` (optional) its
+  // GPU's place in the node's topology ring order (topo::ringOrder), or -1.
+  // Where every rank of a node has a key, the ring view visits that node's
+  // ranks in key order, so consecutive ranks share a PCIe switch.
+  void build(int myRank, const std::vector<uint64_t>& nodeHash, ChannelTable* channels,
+             const std::vector<int>& ringKey = {});
   // `base` retargeted to a view in which we are `pos`.
   static CollContext on(const CollContext& base, RankView* view, int pos) {
     CollContext c = base;

@@ -15,6 +15,7 @@
 #include "core/log.h"
 #include "core/tune_init.h"
 #include "topo/node_id.h"
+#include "topo/topology.h"
 
 namespace weft {
 namespace {
@@ -37,10 +38,29 @@ weftResult_t declaredLink(const char* name, bool* declared, LinkModel* out) {
 }  // namespace
 
 weftResult_t setupTopoAndTuner(weftComm* c) {
-  std::vector<uint64_t> hashes(c->nranks, 0);
-  hashes[c->rank] = nodeIdentityHash();
-  if (c->nranks > 1) WEFT_CHECK(c->bootstrap->allgather(hashes.data(), sizeof(uint64_t)));
-  c->topo.build(c->rank, hashes, c->channels.get());
+  // Each rank's node, and where its GPU (WEFT_RANK_GPU) sits in the
+  // topology's ring order: the ring view keeps GPUs that share a switch next
+  // to each other.
+  struct RankPlace {
+    uint64_t node;
+    int64_t ringKey;
+  };
+  std::vector<RankPlace> places(c->nranks, RankPlace{0, -1});
+  places[c->rank] = {nodeIdentityHash(), topo::gpuRingPosition(configString("WEFT_RANK_GPU"))};
+  if (c->nranks > 1) WEFT_CHECK(c->bootstrap->allgather(places.data(), sizeof(RankPlace)));
+  std::vector<uint64_t> hashes(c->nranks);
+  std::vector<int> ringKeys(c->nranks);
+  for (int r = 0; r < c->nranks; ++r) {
+    hashes[r] = places[r].node;
+    ringKeys[r] = static_cast<int>(places[r].ringKey);
+  }
+  c->topo.build(c->rank, hashes, c->channels.get(), ringKeys);
+  if (c->rank == 0) {
+    std::string order;
+    for (int i = 0; i < c->topo.ring->size(); ++i)
+      order += (i > 0 ? " " : "") + std::to_string(c->topo.ring->member(i));
+    WEFT_INFO(INIT, "ring order: %s", order.c_str());
+  }
   const CommTopo& t = c->topo;
 
   // Defaults for links nobody can measure: shared memory and a 10 Gbit/s LAN.

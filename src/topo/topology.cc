@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <tuple>
 
 #include "core/config.h"
@@ -98,6 +100,37 @@ const Locality* gpuLocality(const Machine& m, int gpu) {
   if (gpu < 0 || gpu >= static_cast<int>(m.gpus.size())) return nullptr;
   int loc = m.pci[m.gpus[gpu].pci].locality;
   return loc >= 0 ? &m.localities[loc] : nullptr;
+}
+
+const Topology* processTopology(std::string* whyNot) {
+  static std::mutex mu;
+  static std::unique_ptr<Topology> topology;
+  static std::string why;
+  static bool tried = false;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!tried) {
+    tried = true;
+    auto t = std::make_unique<Topology>();
+    if (loadTopology("", t.get()) == weftSuccess)
+      topology = std::move(t);
+    else
+      why = lastError();
+  }
+  *whyNot = why;
+  return topology.get();
+}
+
+int gpuRingPosition(const std::string& gpu) {
+  if (gpu.empty()) return -1;
+  std::string why;
+  const Topology* t = processTopology(&why);
+  if (t == nullptr) return -1;
+  const int g = findGpu(t->machine, gpu);
+  if (g < 0) return -1;
+  const std::vector<int> order = ringOrder(t->machine);
+  for (size_t i = 0; i < order.size(); ++i)
+    if (order[i] == g) return static_cast<int>(i);
+  return -1;
 }
 
 weftResult_t bindCurrentThreadToCpus(const std::string& cpuList) {

@@ -25,6 +25,15 @@ struct Topology {
 // the options from the environment.
 weftResult_t loadTopology(const std::string& file, Topology* out);
 
+// The live machine (or WEFT_TOPO_FILE), loaded on first use and kept for the
+// life of the process (discovery takes tens of milliseconds; communicators are
+// created many times). Null, with `whyNot` set, when it cannot be loaded.
+const Topology* processTopology(std::string* whyNot);
+
+// Where the GPU named by `gpu` (bus id or OS name) sits in ringOrder() of the
+// process topology, or -1 (no GPU named, none loaded, not found).
+int gpuRingPosition(const std::string& gpu);
+
 // WEFT_NET_GDR_LEVEL and WEFT_IB_HCA. A malformed level is reported in
 // `warning` (and the default PXB used) rather than failing.
 SelectOptions selectOptionsFromConfig(std::string* warning);

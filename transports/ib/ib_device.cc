@@ -5,8 +5,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <memory>
-#include <mutex>
 #include <vector>
 
 #include "core/config.h"
@@ -82,30 +80,6 @@ weftResult_t IbDevice::open(int localIndex, int localRanks) {
   return weftSuccess;
 }
 
-namespace {
-
-// The machine's topology, loaded once per process (hwloc discovery takes
-// tens of milliseconds; communicators are created many times), or why not.
-const topo::Topology* machineTopology(std::string* whyNot) {
-  static std::mutex mu;
-  static std::unique_ptr<topo::Topology> topology;
-  static std::string why;
-  static bool tried = false;
-  std::lock_guard<std::mutex> lock(mu);
-  if (!tried) {
-    tried = true;
-    auto t = std::make_unique<topo::Topology>();
-    if (topo::loadTopology("", t.get()) == weftSuccess)
-      topology = std::move(t);
-    else
-      why = lastError();
-  }
-  *whyNot = why;
-  return topology.get();
-}
-
-}  // namespace
-
 // With one device there is nothing to choose, but its CPUs are still where the
 // progress thread belongs. Only a rank with a GPU needs the topology (path
 // classes); the others go by the kernel's CPU list of each device. A topology
@@ -120,7 +94,7 @@ int IbDevice::choose(const std::vector<std::string>& names, int localIndex, int 
   for (const std::string& name : names)
     req.candidateCpus.push_back(topo::verbsDeviceLocalCpus(name));
   std::string why = "not needed without WEFT_RANK_GPU";
-  const topo::Topology* t = req.gpu.empty() ? nullptr : machineTopology(&why);
+  const topo::Topology* t = req.gpu.empty() ? nullptr : topo::processTopology(&why);
   const topo::RankNicChoice c = topo::chooseRankNic(t, why, req);
   choiceReason_ = c.reason;
   nearCpus_ = c.nearCpus;
