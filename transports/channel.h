@@ -20,6 +20,8 @@ class Channel {
   virtual ~Channel() = default;
   // Moves up to `bytes` without blocking; *moved = 0 means "would block".
   // A closed or broken peer is weftRemoteError with a sentence naming it.
+  // After *moved = 0 the caller retries with the same buffer, which the
+  // transport may still be reading or writing (verbs zero-copy, ib_connection.h).
   virtual weftResult_t trySend(const void* data, size_t bytes, size_t* moved) = 0;
   virtual weftResult_t tryRecv(void* data, size_t bytes, size_t* moved) = 0;
   // A file descriptor to sleep on in poll() (POLLOUT for senders, POLLIN for

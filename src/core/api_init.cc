@@ -76,8 +76,14 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
     // whose peers are all on its node.
     c->ib = std::make_unique<IbTransport>();
     bool usable = false;
-    WEFT_CHECK(c->ib->setup(*c->bootstrap, *c->tcp, wanted, c->config.nstreams,
-                            c->config.ibBufferBytes, &usable));
+    IbOptions opt;
+    opt.nstreams = c->config.nstreams;
+    opt.qpsPerStream = c->config.ibQps;
+    opt.ringBytes = c->config.ibBufferBytes;
+    opt.zcopyMin = c->config.ibZcopyMin;
+    opt.regCacheBytes = c->config.ibRegCacheBytes;
+    opt.regPersist = c->config.ibRegPersist;
+    WEFT_CHECK(c->ib->setup(*c->bootstrap, *c->tcp, wanted, opt, &usable));
     if (!usable || !any) c->ib.reset();
     if (c->ib && configString("WEFT_BIND_PROGRESS") != "0")
       c->progress.setCpus(c->ib->device().nearCpus());

@@ -120,6 +120,20 @@ weftResult_t readCommConfig(CommConfig* cfg) {
     return setError(weftInvalidArgument, "WEFT_IB_BUFFER=%s: expected a size from 64K to 1G",
                     configString("WEFT_IB_BUFFER").c_str());
   cfg->ibBufferBytes = static_cast<size_t>(v);
+  if (!parseSize(configString("WEFT_IB_QPS_PER_CONNECTION"), &v) || v < 1 || v > 16)
+    return setError(weftInvalidArgument, "WEFT_IB_QPS_PER_CONNECTION=%s: expected 1 to 16",
+                    configString("WEFT_IB_QPS_PER_CONNECTION").c_str());
+  cfg->ibQps = static_cast<int>(v);
+  if (!parseSize(configString("WEFT_IB_ZCOPY_THRESHOLD"), &v) || v < 0 || v > (1LL << 30))
+    return setError(weftInvalidArgument,
+                    "WEFT_IB_ZCOPY_THRESHOLD=%s: expected 0 (off) or a size up to 1G",
+                    configString("WEFT_IB_ZCOPY_THRESHOLD").c_str());
+  cfg->ibZcopyMin = static_cast<size_t>(v);
+  if (!parseSize(configString("WEFT_IB_REG_CACHE"), &v) || v < 0)
+    return setError(weftInvalidArgument, "WEFT_IB_REG_CACHE=%s: expected a size",
+                    configString("WEFT_IB_REG_CACHE").c_str());
+  cfg->ibRegCacheBytes = static_cast<size_t>(v);
+  cfg->ibRegPersist = configString("WEFT_IB_REG_PERSIST") == "1";
   return weftSuccess;
 }
 

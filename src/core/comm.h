@@ -40,6 +40,10 @@ struct CommConfig {
   size_t shmFifoBytes = 2 << 20;
   bool ibEnabled = true;
   size_t ibBufferBytes = 4 << 20;
+  int ibQps = 1;                        // WEFT_IB_QPS_PER_CONNECTION
+  size_t ibZcopyMin = 0;                // WEFT_IB_ZCOPY_THRESHOLD (0: off)
+  size_t ibRegCacheBytes = 1ull << 30;  // WEFT_IB_REG_CACHE
+  bool ibRegPersist = false;            // WEFT_IB_REG_PERSIST
 };
 
 // Reads WEFT_ALGO, WEFT_ONESHOT_MAX, WEFT_CHUNK, WEFT_SOCKET_NSTREAMS, WEFT_TIMEOUT,

@@ -63,7 +63,19 @@ const std::vector<ConfigVar>& configVars() {
       {"WEFT_IB_TIMEOUT", "14",
        "Verbs ACK timeout exponent: 4.096 us x 2^value per try (as NCCL_IB_TIMEOUT)."},
       {"WEFT_IB_RETRY_CNT", "7", "Verbs transport retries before a send fails."},
-      {"WEFT_IB_BUFFER", "4M", "Bytes of verbs receive ring per peer and stream (K/M suffixes)."},
+      {"WEFT_IB_BUFFER", "4M", "Bytes of verbs receive ring per queue pair (K/M suffixes)."},
+      {"WEFT_IB_QPS_PER_CONNECTION", "1",
+       "Verbs queue pairs per peer and stream (1 to 16); the stream is striped over them in "
+       "128K pieces (as NCCL_IB_QPS_PER_CONNECTION)."},
+      {"WEFT_IB_ZCOPY_THRESHOLD", "0",
+       "Verbs sends of this many bytes or more (per QP piece) go zero-copy: RDMA-written from the "
+       "registered user buffer into the receiver's; 0 = off (see docs/rdma.md for the caveat)."},
+      {"WEFT_IB_REG_CACHE", "1G",
+       "Most bytes of user buffers kept registered for zero-copy; least recently used beyond "
+       "that are deregistered."},
+      {"WEFT_IB_REG_PERSIST", "0",
+       "1: keep zero-copy registrations of user buffers across calls (only if no buffer is freed "
+       "while the communicator lives); 0: drop them at the end of each call."},
       {"WEFT_RANK_GPU", "",
        "PCI bus id (or cudaN/nvmlN name) of the GPU this rank drives: its verbs device is that "
        "GPU's nearest NIC. Unset: a device near the rank's CPUs."},

@@ -165,6 +165,13 @@ weftResult_t exchangeHeaderOnly(weftComm* comm) {
 }  // namespace
 
 weftResult_t executeCalls(weftComm* comm, const std::vector<Call>& calls) {
+  // After the calls, user buffers may be freed: drop their verbs registrations.
+  struct EndCalls {
+    weftComm* comm;
+    ~EndCalls() {
+      if (comm->ib) comm->ib->endCalls();
+    }
+  } endCalls{comm};
   {
     std::lock_guard<std::mutex> lock(comm->failMu);
     if (comm->failure != weftSuccess)

@@ -13,6 +13,7 @@ class IbTransport {
   bool reaches(int) const { return false; }
   Channel* sendChannel(int, int) { return nullptr; }
   Channel* recvChannel(int, int) { return nullptr; }
+  void endCalls() {}
 };
 }  // namespace weft
 #endif

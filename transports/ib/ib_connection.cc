@@ -18,22 +18,8 @@ namespace weft {
 namespace {
 
 constexpr uint32_t kSignalEvery = 16;
-constexpr size_t kMaxMessage = 512 << 10;  // one WRITE at most; keeps the pipeline fed
-
-// A Channel facade over one direction of the connection.
-class IbChannel : public Channel {
- public:
-  explicit IbChannel(IbConnection* c) : c_(c) {}
-  weftResult_t trySend(const void* d, size_t b, size_t* m) override { return c_->trySend(d, b, m); }
-  weftResult_t tryRecv(void* d, size_t b, size_t* m) override { return c_->tryRecv(d, b, m); }
-  // Completion queues are polled, not slept on: the executor yields between
-  // passes while a verbs channel is pending.
-  int waitFd() const override { return -1; }
-  const std::string& peerName() const override { return c_->peer(); }
-
- private:
-  IbConnection* c_;
-};
+constexpr uint64_t kTrackedWr = 1ull << 32;  // wr_id bit: a DATA write's completion
+constexpr size_t kMaxMessage = 512 << 10;    // one WRITE at most; keeps the pipeline fed
 
 void* mapZeroed(size_t bytes) {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -42,18 +28,24 @@ void* mapZeroed(size_t bytes) {
 
 }  // namespace
 
-IbConnection::IbConnection(IbDevice* dev, std::string peer, size_t ringBytes, int deathFd)
-    : dev_(dev), peer_(std::move(peer)), ringBytes_(ringBytes), deathFd_(deathFd) {
-  sendSide_ = std::make_unique<IbChannel>(this);
-  recvSide_ = std::make_unique<IbChannel>(this);
-}
+IbConnection::IbConnection(IbDevice* dev, std::string peer, size_t ringBytes, int deathFd,
+                           RegCache* cache, size_t zcopyMin)
+    : dev_(dev),
+      peer_(std::move(peer)),
+      ringBytes_(ringBytes),
+      deathFd_(deathFd),
+      cache_(cache),
+      zcMin_(zcopyMin) {}
 
 IbConnection::~IbConnection() {
   if (qp_ != nullptr) ibv_destroy_qp(qp_);
   if (sendCq_ != nullptr) ibv_destroy_cq(sendCq_);
   if (recvCq_ != nullptr) ibv_destroy_cq(recvCq_);
-  for (ibv_mr* mr : {ringMr_, stagingMr_, wordsMr_})
+  for (ibv_mr* mr : {ringMr_, stagingMr_, wordsMr_, bounceMr_})
     if (mr != nullptr) ibv_dereg_mr(mr);
+  for (const RegCache::Entry* e : {sendEntry_, recvEntry_})
+    if (e != nullptr) cache_->release(e);
+  if (bounce_ != nullptr) munmap(bounce_, kMaxCts);
   if (ring_ != nullptr) munmap(ring_, ringBytes_);
   if (staging_ != nullptr) munmap(staging_, ringBytes_);
   if (words_ != nullptr) munmap(words_, 4096);
@@ -181,19 +173,20 @@ weftResult_t IbConnection::completionError(const ibv_wc& wc, const char* what) {
 }
 
 weftResult_t IbConnection::postWrite(uint64_t localAddr, uint32_t lkey, uint64_t remoteAddr,
-                                     size_t bytes, bool withImm, bool inlineData) {
+                                     uint32_t rkey, size_t bytes, int64_t imm, bool inlineData,
+                                     bool track) {
   ibv_sge sge{localAddr, static_cast<uint32_t>(bytes), lkey};
   ibv_send_wr wr{}, *bad = nullptr;
   wr.sg_list = &sge;
   wr.num_sge = bytes > 0 ? 1 : 0;
-  wr.opcode = withImm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE;
-  wr.imm_data = htonl(static_cast<uint32_t>(bytes));
+  wr.opcode = imm >= 0 ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE;
+  wr.imm_data = htonl(static_cast<uint32_t>(imm));
   wr.wr.rdma.remote_addr = remoteAddr;
-  wr.wr.rdma.rkey = withImm ? remote_.ringRkey : remote_.creditRkey;
+  wr.wr.rdma.rkey = rkey;
   ++unsignaled_;
-  if (unsignaled_ >= kSignalEvery || sqUsed_ + 1 >= sqDepth_) {
+  if (track || unsignaled_ >= kSignalEvery || sqUsed_ + 1 >= sqDepth_) {
     wr.send_flags |= IBV_SEND_SIGNALED;
-    wr.wr_id = unsignaled_;  // the work requests this completion retires
+    wr.wr_id = unsignaled_ | (track ? kTrackedWr : 0);  // the work requests it retires
     unsignaled_ = 0;
   }
   if (inlineData) wr.send_flags |= IBV_SEND_INLINE;
@@ -213,6 +206,7 @@ weftResult_t IbConnection::reapSends() {
   for (int i = 0; i < n; ++i) {
     if (wc[i].status != IBV_WC_SUCCESS) return completionError(wc[i], "write");
     sqUsed_ -= static_cast<uint32_t>(wc[i].wr_id);
+    if ((wc[i].wr_id & kTrackedWr) != 0) inflightDone_ = true;
   }
   return weftSuccess;
 }
@@ -224,7 +218,32 @@ weftResult_t IbConnection::reapRecvs() {
     return setError(weftRemoteError, "polling the receive queue for %s failed", peer_.c_str());
   for (int i = 0; i < n; ++i) {
     if (wc[i].status != IBV_WC_SUCCESS) return completionError(wc[i], "receive");
-    available_ += ntohl(wc[i].imm_data);
+    const uint32_t imm = ntohl(wc[i].imm_data);
+    const uint64_t n = ibimm::count(imm);
+    switch (ibimm::kind(imm)) {
+      case ibimm::kRing:  // more stream bytes in the ring
+        if (!segs_.empty() && !segs_.back().zcopy)
+          segs_.back().bytes += n;
+        else
+          segs_.push_back({false, n});
+        break;
+      case ibimm::kRts:  // the next n stream bytes come zero-copy
+        segs_.push_back({true, n});
+        break;
+      case ibimm::kCts:  // the completion orders the slot's bytes before this read
+        ctsAddr_ = __atomic_load_n(&words_[4], __ATOMIC_ACQUIRE);
+        ctsRkey_ = static_cast<uint32_t>(__atomic_load_n(&words_[5], __ATOMIC_ACQUIRE));
+        ctsLen_ = static_cast<uint32_t>(__atomic_load_n(&words_[5], __ATOMIC_ACQUIRE) >> 32);
+        ctsUsed_ = 0;
+        ctsValid_ = ctsLen_ == n;
+        if (!ctsValid_)
+          return setError(weftRemoteError, "verbs: %s sent a malformed zero-copy CTS (%u != %llu)",
+                          peer_.c_str(), ctsLen_, static_cast<unsigned long long>(n));
+        break;
+      case ibimm::kData:  // n bytes landed in the buffer our CTS advertised
+        zcArrived_ += n;
+        break;
+    }
     ibv_recv_wr wr{}, *bad = nullptr;
     if (ibv_post_recv(qp_, &wr, &bad) != 0)
       return setError(weftRemoteError, "re-posting a receive for %s failed: %s", peer_.c_str(),
@@ -243,7 +262,7 @@ weftResult_t IbConnection::returnCredit(bool force) {
   words_[1] = consumed_;
   creditSent_ = consumed_;
   return postWrite(reinterpret_cast<uint64_t>(&words_[1]), wordsMr_->lkey, remote_.creditAddr,
-                   sizeof(uint64_t), false, maxInline_ >= sizeof(uint64_t));
+                   remote_.creditRkey, sizeof(uint64_t), -1, maxInline_ >= sizeof(uint64_t));
 }
 
 // A receiver that only waits learns of a dead peer from its TCP socket (EOF),
@@ -280,6 +299,8 @@ weftResult_t IbConnection::tryRecv(void* data, size_t bytes, size_t* moved) {
 
 weftResult_t IbConnection::sendOnce(const void* data, size_t bytes, size_t* moved) {
   WEFT_CHECK(reapSends());
+  if (zcLeft_ == 0 && zcMin_ > 0 && bytes >= zcMin_) WEFT_CHECK(startZeroCopy(data, bytes));
+  if (zcLeft_ > 0) return sendZeroCopy(data, bytes, moved);
   const uint64_t credit = __atomic_load_n(&words_[0], __ATOMIC_ACQUIRE);
   const size_t offset = sent_ % ringBytes_;
   size_t n = std::min(
@@ -291,7 +312,8 @@ weftResult_t IbConnection::sendOnce(const void* data, size_t bytes, size_t* move
     std::memcpy(staging_ + offset, data, n);
     local = reinterpret_cast<uint64_t>(staging_ + offset);
   }
-  WEFT_CHECK(postWrite(local, stagingMr_->lkey, remote_.ringAddr + offset, n, true, inl));
+  WEFT_CHECK(postWrite(local, stagingMr_->lkey, remote_.ringAddr + offset, remote_.ringRkey, n,
+                       ibimm::make(ibimm::kRing, n), inl));
   sent_ += n;
   *moved = n;
   idlePolls_ = 0;
@@ -299,19 +321,24 @@ weftResult_t IbConnection::sendOnce(const void* data, size_t bytes, size_t* move
 }
 
 weftResult_t IbConnection::recvOnce(void* data, size_t bytes, size_t* moved) {
-  if (available_ == 0) WEFT_CHECK(reapRecvs());
-  if (available_ == 0) {
+  if (segs_.empty()) WEFT_CHECK(reapRecvs());
+  if (segs_.empty()) {
     WEFT_CHECK(returnCredit(true));
     return checkPeerAlive();
   }
+  if (segs_.front().zcopy) return recvZeroCopy(data, bytes, moved);
+  Segment& seg = segs_.front();
   const size_t offset = consumed_ % ringBytes_;
-  const size_t n = std::min({bytes, static_cast<size_t>(available_), ringBytes_ - offset});
+  const size_t n = std::min({bytes, static_cast<size_t>(seg.bytes), ringBytes_ - offset});
   std::memcpy(data, ring_ + offset, n);
   consumed_ += n;
-  available_ -= n;
+  seg.bytes -= n;
+  if (seg.bytes == 0) segs_.pop_front();
   *moved = n;
   idlePolls_ = 0;
-  return returnCredit(available_ == 0);
+  // A sender waiting on the last bytes of a message, or moving on to a
+  // zero-copy one, gets all its credit back now.
+  return returnCredit(segs_.empty() || segs_.front().zcopy);
 }
 
 }  // namespace weft

@@ -1,36 +1,67 @@
 // One reliable-connected queue pair to a peer, carrying a byte stream in each
-// direction as the channel contract asks (transports/channel.h).
+// direction as the channel contract asks (transports/channel.h); the channels
+// the collectives see stripe one stream over several of these
+// (ib_striped_channel.h).
 //
-// Wire protocol, sender -> receiver:
-//   - the receiver owns a ring of `ringBytes` registered for remote write; the
-//     sender copies bytes into its own registered staging ring (at the same
-//     offset) and RDMA-WRITEs them WITH_IMM to ring[sent % ringBytes]; the
-//     immediate carries the byte count, and the receive completion is how the
-//     receiver learns that the bytes are in place (RC delivers a WRITE_WITH_IMM
-//     completion only after its data, so no polling of the data itself);
-//   - credits: after consuming, the receiver RDMA-WRITEs its 64-bit consumed
-//     byte count into the sender's credit word (a plain aligned 8-byte write; a
-//     stale read only delays the sender). The sender may have at most
-//     ringBytes - (sent - consumed) bytes in flight, which also frees its
-//     staging: the peer consumed them, so the HCA had read them.
+// Wire protocol, sender -> receiver. Every WRITE_WITH_IMM's immediate says what
+// it was in its top 2 bits and carries a byte count in the low 30:
+//   RING n: n bytes in the receiver's ring. The receiver owns a ring of
+//     `ringBytes` registered for remote write; the sender copies bytes into its
+//     own registered staging ring (at the same offset; small ones go inline
+//     instead) and RDMA-WRITEs them to ring[ringSent % ringBytes]. RC delivers a
+//     WRITE_WITH_IMM completion only after its data, so the receive completion
+//     is how the receiver learns that the bytes are in place.
+//   RTS n (zero-length): the next n stream bytes come zero-copy (below).
+//   CTS n (receiver -> sender): 16 bytes {addr u64, rkey u32, len u32 = n}
+//     written into the sender's CTS slot: "write the next n bytes there".
+//   DATA n: n stream bytes written from the sender's registered user buffer to
+//     the address of the current CTS (after the bytes already written to it).
+// Credits (ring only): after consuming, the receiver RDMA-WRITEs its 64-bit
+// consumed ring byte count into the sender's credit word (a plain aligned
+// 8-byte write; a stale read only delays the sender). The sender may have at
+// most ringBytes - (ringSent - consumed) bytes in flight, which also frees its
+// staging: the peer consumed them, so the HCA had read them.
+// Zero-copy rendezvous (ib_rendezvous.cc), for a send of WEFT_IB_ZCOPY_THRESHOLD
+// bytes or more whose buffer registers: the sender posts RTS n and reports
+// nothing moved until, per CTS, its signalled DATA write completed; then it
+// reports those bytes (the HCA has read them, the caller may reuse the buffer).
+// The receiver, when the stream reaches the RTS, registers the buffer the
+// caller gave tryRecv (or, if it cannot, a private bounce buffer it copies out
+// of) and posts a CTS for min(its length, what is left of the RTS, 1 MiB). The
+// DATA completion means the bytes are in the caller's buffer: no copy at all.
+// Only one CTS is outstanding per direction, so its slot is never overwritten
+// while the sender reads it.
 // Send-queue accounting: every 16th work request (and any that fills the queue)
 // is signalled; a signalled completion retires itself and the unsignalled ones
-// before it. Small messages are sent inline (no staging copy).
+// before it (its wr_id holds the count; bit 32 marks a DATA write).
 #pragma once
 
 #include <infiniband/verbs.h>
 
 #include <cstdint>
-#include <memory>
+#include <deque>
 #include <string>
 
 #include "transports/channel.h"
 #include "transports/ib/ib_device.h"
+#include "transports/ib/reg_cache.h"
 
 namespace weft {
 
+// The immediate of every WRITE_WITH_IMM (see the protocol above).
+namespace ibimm {
+enum Kind : uint32_t { kRing = 0, kRts = 1, kCts = 2, kData = 3 };
+constexpr uint32_t kMaxCount = (1u << 30) - 1;
+inline uint32_t make(Kind k, uint64_t n) { return (k << 30) | static_cast<uint32_t>(n); }
+inline Kind kind(uint32_t imm) { return static_cast<Kind>(imm >> 30); }
+inline uint64_t count(uint32_t imm) { return imm & kMaxCount; }
+}  // namespace ibimm
+
 // What a peer needs to connect to one of our queue pairs (exchanged through
 // the bootstrap; fixed layout, host byte order: both ends run the same build).
+// The credit page (creditAddr, creditRkey) holds, in 64-bit words: [0] the
+// credit written by the peer, [1] our credit as we write it, [2..3] the CTS we
+// send, [4..5] the CTS slot the peer writes.
 struct IbEndpoint {
   uint32_t qpn;
   uint32_t psn;
@@ -47,7 +78,10 @@ struct IbEndpoint {
 
 class IbConnection {
  public:
-  IbConnection(IbDevice* dev, std::string peer, size_t ringBytes, int deathFd);
+  // `cache` registers user buffers for zero-copy; `zcopyMin` is the smallest
+  // send that uses it (0: never; the receive side always follows the sender).
+  IbConnection(IbDevice* dev, std::string peer, size_t ringBytes, int deathFd, RegCache* cache,
+               size_t zcopyMin);
   ~IbConnection();
   weftResult_t create(IbEndpoint* local);
   weftResult_t connect(const IbEndpoint& remote);
@@ -55,15 +89,23 @@ class IbConnection {
   weftResult_t trySend(const void* data, size_t bytes, size_t* moved);
   weftResult_t tryRecv(void* data, size_t bytes, size_t* moved);
   const std::string& peer() const { return peer_; }
-  Channel* sendChannel() { return sendSide_.get(); }
-  Channel* recvChannel() { return recvSide_.get(); }
+  uint64_t zcopyBytes() const { return zcBytes_; }  // sent zero-copy
+  uint64_t zcopyWrites() const { return zcWrites_; }
 
  private:
+  static constexpr size_t kMaxCts = 1 << 20;  // bytes one CTS offers (and the bounce buffer)
   weftResult_t sendOnce(const void* data, size_t bytes, size_t* moved);
   weftResult_t recvOnce(void* data, size_t bytes, size_t* moved);
   weftResult_t remember(weftResult_t r);
-  weftResult_t postWrite(uint64_t localAddr, uint32_t lkey, uint64_t remoteAddr, size_t bytes,
-                         bool withImm, bool inlineData);
+  // imm < 0: a plain WRITE; `track`: always signalled, marked as a DATA write.
+  weftResult_t postWrite(uint64_t localAddr, uint32_t lkey, uint64_t remoteAddr, uint32_t rkey,
+                         size_t bytes, int64_t imm, bool inlineData, bool track = false);
+  // Zero-copy (ib_rendezvous.cc).
+  weftResult_t startZeroCopy(const void* data, size_t bytes);
+  weftResult_t sendZeroCopy(const void* data, size_t bytes, size_t* moved);
+  weftResult_t recvZeroCopy(void* data, size_t bytes, size_t* moved);
+  weftResult_t postCts(void* data, size_t bytes);
+  weftResult_t sqRoom();
   weftResult_t reapSends();
   weftResult_t reapRecvs();
   weftResult_t returnCredit(bool force);
@@ -89,17 +131,43 @@ class IbConnection {
   uint32_t maxInline_ = 0;
   uint32_t unsignaled_ = 0;  // work requests posted since the last signalled one
   uint32_t sqUsed_ = 0;      // work requests not yet retired
-  uint64_t sent_ = 0;        // bytes written to the peer
-  uint64_t available_ = 0;   // bytes arrived and not yet consumed
-  uint64_t consumed_ = 0;    // bytes consumed from our ring
+  uint64_t sent_ = 0;        // ring bytes written to the peer
+  uint64_t consumed_ = 0;    // ring bytes consumed from our ring
   uint64_t creditSent_ = 0;  // consumed_ as last written to the peer
   uint32_t idlePolls_ = 0;
+  // What has arrived and is not consumed yet, in stream order: ring bytes, or
+  // the rest of an RTS (bytes still to come zero-copy).
+  struct Segment {
+    bool zcopy;
+    uint64_t bytes;
+  };
+  std::deque<Segment> segs_;
+  RegCache* cache_;
+  size_t zcMin_;
+  // Receive side of the rendezvous: the CTS outstanding.
+  uint64_t ctsLeft_ = 0;    // bytes of it not yet reported to the caller
+  uint64_t ctsDone_ = 0;    // bytes of it reported
+  uint64_t zcArrived_ = 0;  // DATA bytes arrived and not yet reported
+  char* ctsDst_ = nullptr;  // the caller's buffer it advertised
+  bool ctsBounce_ = false;  // it advertised bounce_ instead
+  const RegCache::Entry* recvEntry_ = nullptr;
+  unsigned char* bounce_ = nullptr;
+  ibv_mr* bounceMr_ = nullptr;
+  // Send side: the RTS in progress, the CTS we write to, the DATA write in flight.
+  uint64_t zcLeft_ = 0;
+  const RegCache::Entry* sendEntry_ = nullptr;
+  bool ctsValid_ = false;
+  uint64_t ctsAddr_ = 0, ctsUsed_ = 0;
+  uint32_t ctsRkey_ = 0, ctsLen_ = 0;
+  const char* inflightSrc_ = nullptr;
+  size_t inflightBytes_ = 0;
+  bool inflightDone_ = false;
+  uint64_t zcBytes_ = 0, zcWrites_ = 0;
   // The first error is sticky: an error completion is consumed by the poll
   // that saw it, so a caller that drops one error (an eager send that leaves
   // reporting to the engine) must meet it again on its next call.
   weftResult_t failed_ = weftSuccess;
   std::string failure_;
-  std::unique_ptr<Channel> sendSide_, recvSide_;
 };
 
 }  // namespace weft

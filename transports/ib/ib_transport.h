@@ -1,4 +1,5 @@
-// InfiniBand/RoCE transport: one RC queue pair per (peer, stream), set up
+// InfiniBand/RoCE transport: WEFT_IB_QPS_PER_CONNECTION RC queue pairs per
+// (peer, stream), one stream striped over them (ib_striped_channel.h), set up
 // through the bootstrap's allgather of endpoints (QPN, PSN, GID/LID, ring
 // address and rkey, credit word). Used for peers that shared memory does not
 // reach, when a verbs device with an active port exists and WEFT_IB_DISABLE is
@@ -12,26 +13,48 @@
 #include "transports/channel.h"
 #include "transports/ib/ib_connection.h"
 #include "transports/ib/ib_device.h"
+#include "transports/ib/ib_striped_channel.h"
+#include "transports/ib/reg_cache.h"
 #include "transports/tcp/tcp_transport.h"
 
 namespace weft {
 
+struct IbOptions {
+  int nstreams = 1;                   // WEFT_SOCKET_NSTREAMS
+  int qpsPerStream = 1;               // WEFT_IB_QPS_PER_CONNECTION
+  size_t ringBytes = 4 << 20;         // WEFT_IB_BUFFER
+  size_t zcopyMin = 0;                // WEFT_IB_ZCOPY_THRESHOLD (0: off)
+  size_t regCacheBytes = 1ull << 30;  // WEFT_IB_REG_CACHE
+  bool regPersist = false;            // WEFT_IB_REG_PERSIST
+};
+
 class IbTransport {
  public:
+  ~IbTransport();
   // `wanted[p]`: connect to peer p. On success *usable tells whether verbs are
   // in use (false: no device; not an error).
   weftResult_t setup(Bootstrap& bs, TcpTransport& tcp, const std::vector<bool>& wanted,
-                     int nstreams, size_t ringBytes, bool* usable);
+                     const IbOptions& opt, bool* usable);
   bool reaches(int peer) const {
     return peer < static_cast<int>(conns_.size()) && !conns_[peer].empty();
   }
-  Channel* sendChannel(int peer, int stream) { return conns_[peer][stream]->sendChannel(); }
-  Channel* recvChannel(int peer, int stream) { return conns_[peer][stream]->recvChannel(); }
+  Channel* sendChannel(int peer, int stream) { return send_[peer][stream].get(); }
+  Channel* recvChannel(int peer, int stream) { return recv_[peer][stream].get(); }
   const IbDevice& device() const { return dev_; }
+  // The end of an API call (or group): user buffers may be freed from now on,
+  // so their registrations go, unless WEFT_IB_REG_PERSIST=1.
+  void endCalls() {
+    if (cache_ != nullptr && !persist_) cache_->flush();
+  }
 
  private:
+  // Destroyed in reverse: channels, QPs (releasing their cache pins), the
+  // cache (deregistering every user buffer), then the device's PD.
   IbDevice dev_;
-  std::vector<std::vector<std::unique_ptr<IbConnection>>> conns_;  // [peer][stream]
+  std::unique_ptr<RegCache> cache_;
+  bool persist_ = false;
+  std::vector<std::vector<std::unique_ptr<IbConnection>>> conns_;  // [peer][stream * qps + qp]
+  std::vector<std::vector<std::unique_ptr<IbStripedChannel>>> send_, recv_;  // [peer][stream]
 };
 
 }  // namespace weft

@@ -1,0 +1,40 @@
+// See ib_striped_channel.h.
+#include "transports/ib/ib_striped_channel.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace weft {
+
+template <typename Move>
+weftResult_t IbStripedChannel::stripe(size_t bytes, size_t* moved, Move move) {
+  *moved = 0;
+  const uint64_t n = qps_.size();
+  while (*moved < bytes) {
+    IbConnection* qp = qps_[n == 1 ? 0 : (pos_ / kStripeBytes) % n];
+    const size_t room = n == 1 ? bytes : kStripeBytes - pos_ % kStripeBytes;
+    size_t m = 0;
+    WEFT_CHECK(move(qp, *moved, std::min(bytes - *moved, room), &m));
+    if (m == 0) break;  // this QP would block; the next byte must go on it
+    *moved += m;
+    pos_ += m;
+  }
+  return weftSuccess;
+}
+
+weftResult_t IbStripedChannel::trySend(const void* data, size_t bytes, size_t* moved) {
+  const char* d = static_cast<const char*>(data);
+  return stripe(bytes, moved, [d](IbConnection* qp, size_t off, size_t b, size_t* m) {
+    return qp->trySend(d + off, b, m);
+  });
+}
+
+weftResult_t IbStripedChannel::tryRecv(void* data, size_t bytes, size_t* moved) {
+  char* d = static_cast<char*>(data);
+  return stripe(bytes, moved, [d](IbConnection* qp, size_t off, size_t b, size_t* m) {
+    return qp->tryRecv(d + off, b, m);
+  });
+}
+
+}  // namespace weft
