@@ -19,9 +19,15 @@
 // L rings of the hierarchical form share each node link; TCP rarely splits a
 // link evenly, and each ring runs at its worst share along the ring, so the
 // shared link's term is scaled by kSharedLinkPenalty (measured: hier at
-// 32 MiB on 4x2 nodes took ~1.25x its ideal).
+// 32 MiB on 4x2 nodes took ~1.25x its ideal). The unevenness is congestion
+// control's, so it needs long flows: a step of a few tens of KiB leaves each
+// ring before the flows fight. The penalty grows with the step's bytes and is
+// paid in full from kSharedLinkFullBytes (measured on 4x2 nodes, 1 Gbit/s,
+// 200 us: hier at 0.5-1 MiB took 1.04-1.09x its ideal, and was faster than the
+// ring from 64 KiB to 512 KiB in two sweeps; a flat 1.25 picked the ring).
 #include "collectives/tuner.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -49,6 +55,11 @@ double pipeline(double steps, double hopLatency, double seg, size_t chunk, doubl
 }
 
 }  // namespace
+
+double Tuner::sharedLinkPenalty(double stepBytes) {
+  const double full = std::min(1.0, stepBytes / kSharedLinkFullBytes);
+  return 1.0 + (kSharedLinkPenalty - 1.0) * full;
+}
 
 const char* tunedName(Tuned a) {
   switch (a) {
@@ -136,13 +147,13 @@ double Tuner::allReduceUs(Tuned algo, size_t bytes, size_t* chunkOut) const {
       if (algo == Tuned::kHierRing) {
         // L rings share the node link: each sees L times its per-byte time.
         across = pipeline(2.0 * (N - 1), 2.0 * (N - 1) * ae, part / N, chunk,
-                          L * be * kSharedLinkPenalty, o) +
+                          L * be * sharedLinkPenalty(part / N), o) +
                  (N - 1.0) / N * part * r;
       } else {
         double half = bytes / L <= kSingleTreeBytes ? part : part / 2;
         double ce = std::min<double>(static_cast<double>(chunk), half);
         across = 2 * topo_->acrossTreeHops * (ae + ce * be) + 6 * chunks(half, chunk) * o +
-                 topo_->acrossTreeLinkLoad * S * be * kSharedLinkPenalty + part * r;
+                 topo_->acrossTreeLinkLoad * S * be * sharedLinkPenalty(half) + part * r;
       }
       t = inside + across;
       break;
@@ -176,7 +187,7 @@ double Tuner::allGatherUs(Tuned algo, size_t bytes, size_t* chunkOut) const {
     case Tuned::kHierRing:
       if (!hierUsable(*topo_)) break;
       t = (N - 1) * (ae + ce * be) + (N - 1) * chunks(S, chunk) * o +
-          L * (N - 1) * S * be * kSharedLinkPenalty + (L - 1) * (ai + ce * bi) +
+          L * (N - 1) * S * be * sharedLinkPenalty(S) + (L - 1) * (ai + ce * bi) +
           (L - 1) * N * chunks(S, chunk) * o + (L - 1) * N * S * bi;
       break;
     default:

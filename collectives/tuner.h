@@ -37,7 +37,10 @@ class Tuner {
   static constexpr double kPerMessageUs = 3.0;  // engine + syscall cost of one chunk
   static constexpr double kReduceGBps = 3.0;    // host reduction, bytes of input per second
   static constexpr size_t kMinChunk = 16 << 10;
-  static constexpr double kSharedLinkPenalty = 1.25;  // L flows on one link (tuner.cc)
+  static constexpr double kSharedLinkPenalty = 1.25;         // L flows on one link (tuner.cc)
+  static constexpr double kSharedLinkFullBytes = 512 << 10;  // step size where it is all paid
+  // The penalty for `stepBytes` per ring step (tuner.cc says why it grows).
+  static double sharedLinkPenalty(double stepBytes);
 
   void setup(const CommTopo* topo, LinkModel intra, LinkModel inter, size_t maxChunk,
              int maxStreams, size_t oneshotStaging);
