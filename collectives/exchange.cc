@@ -5,7 +5,9 @@
 #include <cstring>
 #include <vector>
 
+#include "collectives/call_header.h"
 #include "collectives/coll_context.h"
+#include "collectives/p2p_header.h"
 #include "collectives/reduce.h"
 #include "core/error.h"
 
@@ -18,9 +20,19 @@ struct P2PFlow {
   std::vector<const P2POp*> ops;
 };
 
+// With size headers, op k of a flow is items 2k (its header) and 2k+1 (its
+// data); without, op k is item k.
 class P2PPlan : public FlowPlan {
  public:
-  P2PPlan(CollContext& ctx, std::vector<P2PFlow> flows) : ctx_(ctx), flows_(std::move(flows)) {}
+  P2PPlan(CollContext& ctx, std::vector<P2PFlow> flows, bool sized)
+      : ctx_(ctx), flows_(std::move(flows)), sized_(sized) {
+    if (!sized_) return;
+    for (const P2PFlow& fl : flows_) {
+      firstHeader_.push_back(headers_.size());
+      for (const P2POp* op : fl.ops)
+        headers_.push_back(fl.send ? makeP2PHeader(op->count, op->datatype) : P2PHeader{});
+    }
+  }
   int numFlows() const override { return static_cast<int>(flows_.size()); }
   bool isSend(int f) const override { return flows_[f].send; }
   Channel* channel(int f) const override {
@@ -28,22 +40,42 @@ class P2PPlan : public FlowPlan {
     return fl.send ? ctx_.channels->sendChannel(fl.peer, 0)
                    : ctx_.channels->recvChannel(fl.peer, 0);
   }
-  int64_t numItems(int f) const override { return static_cast<int64_t>(flows_[f].ops.size()); }
+  int64_t numItems(int f) const override {
+    return static_cast<int64_t>(flows_[f].ops.size()) * (sized_ ? 2 : 1);
+  }
   FlowItem item(int f, int64_t k) const override {
     FlowItem it;
-    it.data = flows_[f].ops[k]->buf;
-    it.bytes = flows_[f].ops[k]->bytes;
+    if (sized_ && k % 2 == 0) {
+      it.data = const_cast<char*>(reinterpret_cast<const char*>(&header(f, k / 2)));
+      it.bytes = sizeof(P2PHeader);
+      return it;
+    }
+    const P2POp* op = flows_[f].ops[sized_ ? k / 2 : k];
+    it.data = op->buf;
+    it.bytes = op->bytes;
     return it;
   }
+  // A receive's header landed: check it before any of its data is read.
+  void onReceived(int f, int64_t k) override {
+    if (!sized_ || k % 2 != 0 || failure_ != weftSuccess) return;
+    const P2POp* op = flows_[f].ops[k / 2];
+    failure_ = compareP2PHeader(header(f, k / 2), op->peer, ctx_.rank, op->count, op->datatype);
+  }
+  weftResult_t failure() const override { return failure_; }
 
  private:
   CollContext& ctx_;
   std::vector<P2PFlow> flows_;
+  bool sized_;
+  const P2PHeader& header(int f, int64_t op) const { return headers_[firstHeader_[f] + op]; }
+  std::vector<P2PHeader> headers_;   // one per op: sent, or received into
+  std::vector<size_t> firstHeader_;  // [flow]: where its ops' headers start in headers_
+  weftResult_t failure_ = weftSuccess;
 };
 
 }  // namespace
 
-weftResult_t runP2P(CollContext& ctx, const P2POp* ops, size_t nops) {
+weftResult_t runP2P(CollContext& ctx, const P2POp* ops, size_t nops, bool checkSizes) {
   std::vector<P2PFlow> flows;
   std::vector<const P2POp*> selfSends, selfRecvs;
   for (size_t i = 0; i < nops; ++i) {
@@ -71,14 +103,18 @@ weftResult_t runP2P(CollContext& ctx, const P2POp* ops, size_t nops) {
       return setError(weftInvalidUsage,
                       "send to self of %zu bytes meets a receive from self of %zu bytes",
                       selfSends[i]->bytes, selfRecvs[i]->bytes);
-    std::memmove(selfRecvs[i]->buf, selfSends[i]->buf, selfSends[i]->bytes);
+    if (selfSends[i]->bytes > 0)  // empty ones may have NULL buffers
+      std::memmove(selfRecvs[i]->buf, selfSends[i]->buf, selfSends[i]->bytes);
   }
   if (flows.empty()) return weftSuccess;
   if (static_cast<int>(flows.size()) > kMaxFlows)
     return setError(weftInvalidUsage, "a group may address at most %d peer/direction pairs",
                     kMaxFlows);
-  P2PPlan plan(ctx, std::move(flows));
-  return runFlows(plan, ctx.run);
+  P2PPlan plan(ctx, std::move(flows), checkSizes);
+  weftResult_t r = runFlows(plan, ctx.run);
+  // A size mismatch leaves the byte stream out of step: the communicator is broken.
+  if (plan.failure() != weftSuccess && ctx.run.check != nullptr) ctx.run.check->mismatch = true;
+  return r;
 }
 
 weftResult_t directAllToAll(CollContext& ctx, const CollArgs& args) {
