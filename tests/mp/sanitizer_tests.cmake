@@ -1,12 +1,31 @@
 # The multi-process tests a sanitizer build runs (label mp-san; registered
 # only when WEFT_SANITIZE is set). tools/test.sh builds just the targets these
 # and the unit tests need and runs `-L '^(unit|mp-san)$'`. Chosen for
-# coverage per second (TSan runs the data paths ~5-10x slower, so the full mp
-# tier would take most of an hour on 2 cores): a short soak covers every
-# collective, datatype and transport mix; mismatch covers the call headers
-# (boards, TCP, shm FIFOs); mp_fault covers kill, abort-from-another-thread
-# while blocked and shrink; kill_rank covers weft-run's own handling.
+# coverage per second: at full size TSan took 99 s for mp.collectives.n3 and
+# ran mp.coll_full.n3 past its 280 s limit on 2 cores. A short soak covers
+# every collective, datatype and transport mix; mp_collectives and
+# mp_coll_full at small counts cover the async forms, groups and split;
+# mismatch covers the call and p2p headers (boards, TCP, shm FIFOs); mp_fault
+# covers kill, abort from another thread while blocked, and shrink;
+# kill_rank covers weft-run's own handling of a dead rank.
 set(_san_env WEFT_TIMEOUT=60)
+
+# mp_collectives and mp_coll_full with small counts: name; ranks; environment; program arguments.
+foreach(case "collectives.n3|3||mp_collectives|--large-count;100003;--huge-mib;8"
+             "collectives.n4.tree|4|WEFT_ALGO=tree|mp_collectives|--large-count;100003;--huge-mib;8"
+             "coll_full.n3|3||mp_coll_full|--large-count;30003"
+             "coll_full.n4.layout2_2|4||mp_coll_full|--large-count;30003;--layout;2,2")
+  string(REPLACE "|" ";" fields "${case}")
+  list(GET fields 0 name)
+  list(GET fields 1 n)
+  list(GET fields 2 env)
+  list(GET fields 3 program)
+  list(SUBLIST fields 4 -1 args)
+  add_test(NAME mp-san.${name}
+           COMMAND weft-run -n ${n} --timeout 280 $<TARGET_FILE:${program}> ${args})
+  set_tests_properties(mp-san.${name} PROPERTIES
+    TIMEOUT 300 LABELS mp-san ENVIRONMENT "${_san_env};${env}")
+endforeach()
 
 # name; ranks; environment; mp_soak arguments.
 foreach(case "n3|3||" "n4.mixed|4||--mixed" "n3.tcp|3|WEFT_SHM_DISABLE=1|"
