@@ -14,6 +14,7 @@
 #include <weft/weft.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -84,8 +85,10 @@ int main(int argc, char** argv) {
   const double start = nowEpoch();
   weftResult_t r = weftSuccess;
   int calls = 0;
+  double callStart = start;
   for (; nowEpoch() - start < 4 * timeoutSec + 30; ++calls) {
     bool right = false;
+    callStart = nowEpoch();
     r = checkedAllReduce(comm, rank, n, buf, calls, &right);
     if (r != weftSuccess) break;
     if (!right) {
@@ -116,9 +119,12 @@ int main(int argc, char** argv) {
     namesPeer = namesPeer || std::atoi(why.c_str() + at + 5) != rank;
   const bool expectedCode = r == weftTimeout || r == weftRemoteError;
   const bool inTime = erred - cut <= timeoutSec + slack;
-  std::printf("LINKCUT rank %d (%s side): allreduce %d failed %.2f s after the cut with %s: %s\n",
-              rank, onCutNode ? "cut" : "connected", calls, erred - cut, weftGetErrorString(r),
-              why.c_str());
+  // Informational: whether the cut hit this call mid-transfer (it started before the cut).
+  std::printf(
+      "LINKCUT rank %d (%s side): allreduce %d (started %.3f s %s the cut) failed %.2f s "
+      "after the cut with %s: %s\n",
+      rank, onCutNode ? "cut" : "connected", calls, std::fabs(cut - callStart),
+      callStart <= cut ? "before" : "after", erred - cut, weftGetErrorString(r), why.c_str());
   if (!expectedCode || !inTime || !namesPeer) {
     std::printf(
         "LINKCUT FAIL rank %d: wanted weftTimeout/weftRemoteError within %.0f s naming a "
