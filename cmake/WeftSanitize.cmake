@@ -1,7 +1,7 @@
 # WEFT_SANITIZE: build everything (library, tools, tests) with the given
 # sanitizers, e.g. -DWEFT_SANITIZE=address,undefined or =thread, in a build
-# directory of its own. tools/test.sh runs such a tier when
-# WEFT_TEST_SANITIZERS=1 (it is too slow for every run on a small machine).
+# directory of its own. tools/test.sh runs an ASan+UBSan and a TSan tier
+# (unit + the mp-san tests of tests/mp/sanitizer_tests.cmake) by default.
 set(WEFT_SANITIZE "" CACHE STRING "Sanitizers to build with (address,undefined | thread | empty)")
 if(WEFT_SANITIZE)
   add_compile_options(-fsanitize=${WEFT_SANITIZE} -fno-omit-frame-pointer)

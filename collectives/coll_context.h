@@ -53,6 +53,10 @@ struct P2POp {
   int peer = -1;
   char* buf = nullptr;
   size_t bytes = 0;
+  // weftSend/weftRecv: what the size header carries and is checked against
+  // (collectives/p2p_header.h); all-to-all's blocks carry none.
+  uint64_t count = 0;
+  int datatype = 0;
 };
 
 // Ring allreduce: reduce-scatter then allgather, chunked and pipelined, striped
@@ -90,7 +94,8 @@ weftResult_t directReduce(CollContext& ctx, const CollArgs& args);
 // Every rank exchanges one block with every other rank, all at once.
 weftResult_t directAllToAll(CollContext& ctx, const CollArgs& args);
 // Runs sends and receives together; those to one peer travel in the given order.
-weftResult_t runP2P(CollContext& ctx, const P2POp* ops, size_t nops);
+// With checkSizes each send carries a size header that its receive checks.
+weftResult_t runP2P(CollContext& ctx, const P2POp* ops, size_t nops, bool checkSizes = false);
 
 // Staging bytes oneshotAllReduce needs for `bytes` per rank.
 inline size_t oneshotStagingBytes(int nranks, size_t bytes) {

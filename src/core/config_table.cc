@@ -44,8 +44,8 @@ const std::vector<ConfigVar>& configVars() {
        "Node identity override (default: hostname + boot id + network namespace)."},
       {"WEFT_CHECK_CALLS", "1",
        "1: each collective carries a 24-byte header, so ranks that disagree on the collective, "
-       "count, datatype, op or root fail with weftInvalidUsage; 0 (on every rank) saves its "
-       "cost."},
+       "count, datatype, op or root fail with weftInvalidUsage, and each weftSend a 64-byte "
+       "one that its weftRecv checks (count, datatype); 0 (on every rank) saves their cost."},
       {"WEFT_SHM_DISABLE", "0",
        "1: ranks on one node talk over the network transports, not shared memory."},
       {"WEFT_SHM_FIFO", "2M",

@@ -187,7 +187,10 @@ weftResult_t executeCalls(weftComm* comm, const std::vector<Call>& calls) {
       char* buf = call.kind == CollKind::kSend
                       ? const_cast<char*>(static_cast<const char*>(call.args.sendbuff))
                       : static_cast<char*>(call.args.recvbuff);
-      if (bytes > 0) p2p.push_back(P2POp{call.kind == CollKind::kSend, call.peer, buf, bytes});
+      // With call checks, empty ones too: their size header meets the peer's call.
+      if (bytes > 0 || comm->config.checkCalls)
+        p2p.push_back(P2POp{call.kind == CollKind::kSend, call.peer, buf, bytes, call.args.count,
+                            static_cast<int>(call.args.datatype)});
       continue;
     }
     const bool empty = call.args.count == 0 && call.kind != CollKind::kBarrier;
@@ -206,12 +209,13 @@ weftResult_t executeCalls(weftComm* comm, const std::vector<Call>& calls) {
     }
   }
   if (!p2p.empty()) {
-    weftResult_t r = runP2P(comm->ctx, p2p.data(), p2p.size());
+    comm->check.mismatch = false;
+    weftResult_t r = runP2P(comm->ctx, p2p.data(), p2p.size(), comm->config.checkCalls);
     if (r != weftSuccess) {
       std::string what = calls.size() > 1 ? "group of point-to-point calls starting with " : "";
       std::string text = "rank " + std::to_string(comm->rank) + ": " + what +
                          describeCall(*firstP2P) + ": " + lastError();
-      if (r != weftInvalidUsage) comm->markBroken(r, text);
+      if (r != weftInvalidUsage || comm->check.mismatch) comm->markBroken(r, text);
       return setErrorString(r, text);
     }
   }

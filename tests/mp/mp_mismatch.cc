@@ -9,6 +9,10 @@
 // WEFT_ALGO=ring: shared-memory FIFOs with the board check; --mixed: two
 // emulated nodes). Prints one line
 // per case and "MISMATCH-PASS n cases" on success.
+// The point-to-point cases (rank 0 sends, rank 1 receives a different count
+// or datatype) are only visible to the receiver: rank 1 must get
+// weftInvalidUsage with "point-to-point mismatch" naming rank 0, quickly; the
+// small send may complete; other ranks are not involved.
 #include <weft/weft.h>
 
 #include <chrono>
@@ -27,6 +31,7 @@ struct Case {
   const char* name;
   // Runs this rank's side of the case on `comm`; returns the first failing result.
   std::function<weftResult_t(weftComm_t comm, int rank, int nranks)> run;
+  bool p2p = false;  // rank 0 -> rank 1 only; rank 1 alone must see the mismatch
 };
 
 std::vector<char> buf(size_t bytes) { return std::vector<char>(bytes, 1); }
@@ -35,6 +40,19 @@ weftResult_t allreduce(weftComm_t c, size_t n, weftDataType_t dt, weftRedOp_t op
   size_t es = dt == weftFloat64 || dt == weftInt64 ? 8 : 4;
   std::vector<char> b = buf(n * es);
   return weftAllReduce(b.data(), b.data(), n, dt, op, c, nullptr);
+}
+
+// Rank 0 sends `sendCount` x sendType to rank 1, which receives `recvCount` x recvType.
+Case p2pCase(const char* name, size_t sendCount, weftDataType_t sendType, size_t recvCount,
+             weftDataType_t recvType) {
+  return {name,
+          [=](weftComm_t c, int r, int) {
+            std::vector<char> b = buf(8 * (sendCount > recvCount ? sendCount : recvCount) + 8);
+            if (r == 0) return weftSend(b.data(), sendCount, sendType, 1, c, nullptr);
+            if (r == 1) return weftRecv(b.data(), recvCount, recvType, 0, c, nullptr);
+            return weftSuccess;
+          },
+          true};
 }
 
 std::vector<Case> cases() {
@@ -88,6 +106,10 @@ std::vector<Case> cases() {
        }},
       {"count zero vs nonzero",
        [](weftComm_t c, int r, int) { return allreduce(c, r == 1 ? 0 : 4, weftFloat32, weftSum); }},
+      p2pCase("p2p send > recv", 8, weftFloat32, 4, weftFloat32),
+      p2pCase("p2p send < recv", 4, weftFloat32, 8, weftFloat32),
+      p2pCase("p2p datatype", 4, weftFloat32, 4, weftInt32),
+      p2pCase("p2p zero vs nonzero", 0, weftFloat32, 4, weftFloat32),
   };
 }
 
@@ -125,11 +147,18 @@ int main(int argc, char** argv) {
     double took = std::chrono::duration<double>(Clock::now() - t0).count();
     longest = took > longest ? took : longest;
     std::string why = r == weftSuccess ? "" : weftGetLastError(comm);
-    bool ok =
-        r == weftInvalidUsage && why.find("collective mismatch") != std::string::npos && took < 5.0;
+    const bool detector = !k.p2p || rank == 1;
+    bool ok = took < 5.0;
+    if (!detector)  // a p2p sender (its small send may complete) or a bystander
+      ok = ok &&
+           (r == weftSuccess || (rank == 0 && (r == weftInvalidUsage || r == weftRemoteError)));
+    else if (k.p2p)
+      ok = ok && r == weftInvalidUsage &&
+           why.find("point-to-point mismatch: rank 0 sends") != std::string::npos;
+    else
+      ok = ok && r == weftInvalidUsage && why.find("collective mismatch") != std::string::npos;
     // Broken for good: the next call fails at once with the same kind of error.
-    weftResult_t again = allreduce(comm, 1, weftFloat32, weftSum);
-    if (again != weftInvalidUsage) ok = false;
+    if (detector && allreduce(comm, 1, weftFloat32, weftSum) != weftInvalidUsage) ok = false;
     std::printf("%s rank %d: %-24s -> %s after %.3f s: %s\n", ok ? "ok  " : "FAIL", rank, k.name,
                 weftGetErrorString(r), took, why.c_str());
     failures += ok ? 0 : 1;

@@ -15,12 +15,16 @@
 #
 #   netns_job.sh [--nodes K] [--ppn P] [--link tun|veth] [--delay-us D]
 #                [--rate-mbit R] [--placement block|cyclic] [--timeout S]
-#                [--relay PATH] [--relay-rt] [--all-logs] -- PROGRAM ARGS...
+#                [--relay PATH] [--relay-rt] [--all-logs] [--cut NODE] -- PROGRAM ARGS...
 # --relay-rt runs the relay at real-time priority (chrt -f 1): the emulated
 # network then does not wait for a core behind the ranks, as a real one would not.
+# --cut NODE (veth only) is the link-cut fault: once the job creates the file
+# $WEFT_TEST_CUT_READY, the script writes the time (ns since the epoch) to
+# $WEFT_TEST_CUT_AT and sets NODE's port on the bridge down (ip link set down).
 set -uo pipefail
 
 NODES=4 PPN=2 LINK=tun DELAY_US=0 RATE_MBIT=0 PLACEMENT=block TIMEOUT=120 ALL_LOGS=0 RELAY_RT=()
+CUT=""
 RELAY=${WEFT_TUN_RELAY:-$(dirname "$0")/weft-tun-relay}
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -34,6 +38,7 @@ while [ $# -gt 0 ]; do
     --relay) RELAY=$2; shift 2 ;;
     --relay-rt) RELAY_RT=(chrt -f 1); shift ;;
     --all-logs) ALL_LOGS=1; shift ;;
+    --cut) CUT=$2; shift 2 ;;
     --) shift; break ;;
     *) echo "netns_job.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -51,17 +56,21 @@ elif [ "$LINK" = veth ]; then
 else
   echo "netns_job.sh: --link must be tun or veth" >&2; exit 2
 fi
+if [ -n "$CUT" ] && { [ "$LINK" != veth ] || [ "$CUT" -ge "$NODES" ]; }; then
+  echo "netns_job.sh: --cut NODE needs --link veth and NODE < --nodes" >&2; exit 2
+fi
 
 TAG="wnj$$"
 TMP=$(mktemp -d "/tmp/${TAG}.XXXX")
 NS=()
 HUB=""
 RELAY_PID=""
+CUT_PID=""
 RANK_PIDS=()
 
 cleanup() {
   local p
-  for p in "${RANK_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+  for p in "${RANK_PIDS[@]}" $CUT_PID; do kill -KILL "$p" 2>/dev/null; done
   if [ -n "$RELAY_PID" ]; then
     kill -TERM "$RELAY_PID" 2>/dev/null
     wait "$RELAY_PID" 2>/dev/null
@@ -128,10 +137,27 @@ for ((r = 0; r < N; r++)); do
   if [ "$PLACEMENT" = cyclic ]; then node=$((r % NODES)); else node=$((r / PPN)); fi
   [ "$r" = 0 ] && [ "$node" != 0 ] && { echo "rank 0 must be on node 0" >&2; exit 2; }
   timeout -k 5 "$TIMEOUT" ip netns exec "${NS[node]}" env WEFT_ROOT_ADDR="$ROOT" \
-    WEFT_RANK="$r" WEFT_WORLD_SIZE="$N" WEFT_SOCKET_IFNAME="=$IFNAME" "$@" \
+    WEFT_RANK="$r" WEFT_WORLD_SIZE="$N" WEFT_SOCKET_IFNAME="=$IFNAME" \
+    WEFT_TEST_CUT_READY="$TMP/cut_ready" WEFT_TEST_CUT_AT="$TMP/cut_at" "$@" \
     >"$TMP/rank$r.log" 2>&1 &
   RANK_PIDS+=($!)
 done
+
+if [ -n "$CUT" ]; then
+  # The cutter: waits for the job's signal, stamps the time, takes the link down.
+  (
+    for ((t = 0; t < TIMEOUT * 20; t++)); do
+      [ -e "$TMP/cut_ready" ] && break
+      sleep 0.05
+    done
+    [ -e "$TMP/cut_ready" ] || exit 0
+    sleep 0.1
+    date +%s%N >"$TMP/cut_at.tmp" && mv "$TMP/cut_at.tmp" "$TMP/cut_at"
+    ip -n "$HUB" link set "p$CUT" down
+    echo "netns_job.sh: node $CUT's link set down at $(cat "$TMP/cut_at") ns"
+  ) &
+  CUT_PID=$!
+fi
 
 status=0
 for ((r = 0; r < N; r++)); do
@@ -144,6 +170,11 @@ for ((r = 0; r < N; r++)); do
   fi
 done
 RANK_PIDS=()
+if [ -n "$CUT_PID" ]; then
+  kill -KILL "$CUT_PID" 2>/dev/null
+  wait "$CUT_PID" 2>/dev/null
+  CUT_PID=""
+fi
 for ((r = 0; r < N; r++)); do
   if [ "$r" = 0 ] || [ $status != 0 ] || [ $ALL_LOGS = 1 ]; then
     [ "$r" = 0 ] || echo "---- rank $r"

@@ -17,8 +17,11 @@ long futex(std::atomic<uint32_t>* word, int op, uint32_t val, const timespec* ts
 }  // namespace
 
 void Doorbell::ring() {
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (sleeping.load(std::memory_order_relaxed) != 0) {
+  // An acq_rel read-modify-write that changes nothing: if it reads 0 it comes
+  // before the sleeper's arm() exchange in `sleeping`'s modification order, so
+  // that exchange reads from it and the counter this peer published (before
+  // this call) is visible to the sleeper's re-check.
+  if (sleeping.fetch_add(0, std::memory_order_acq_rel) != 0) {
     seq.fetch_add(1, std::memory_order_seq_cst);
     futex(&seq, FUTEX_WAKE, INT_MAX, nullptr);
   }
@@ -26,8 +29,8 @@ void Doorbell::ring() {
 
 uint32_t Doorbell::arm() {
   uint32_t v = seq.load(std::memory_order_acquire);
-  sleeping.store(1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // acq_rel exchange, the sleeper's half of the pair described in ring().
+  sleeping.exchange(1, std::memory_order_acq_rel);
   return v;
 }
 

@@ -3,11 +3,15 @@
 // rank's shared segment; peers ring it after publishing a counter.
 //
 // Memory ordering (a Dekker pair, so no wake-up is lost):
-//   sleeper:  sleeping = 1; fence(seq_cst); re-check every FIFO; futex_wait(seq, v)
-//   ringer:   publish tail/head (release); fence(seq_cst); if (sleeping) {++seq; futex_wake}
-// Either the ringer sees sleeping == 1 and bumps seq (so futex_wait with the old v
-// returns at once), or the sleeper's re-check sees the new counter. The fences
-// order each side's store before its load, which release/acquire alone would not.
+//   sleeper:  exchange(sleeping, 1, acq_rel); re-check every FIFO; futex_wait(seq, v)
+//   ringer:   publish tail/head (release); fetch_add(sleeping, 0, acq_rel);
+//             if it read 1 {++seq; futex_wake}
+// Both read-modify-writes hit the same word, so one comes first in its
+// modification order: either the ringer reads 1 and bumps seq (futex_wait with
+// the old v returns at once), or the sleeper's exchange reads from the ringer's
+// write, which makes the published counter visible to the re-check. RMWs
+// rather than seq_cst fences: same cost on x86, and TSan models them (it does
+// not support atomic_thread_fence).
 #pragma once
 
 #include <atomic>

@@ -1,0 +1,66 @@
+# The multi-process tests a sanitizer build runs (label mp-san; registered
+# only when WEFT_SANITIZE is set). tools/test.sh builds just the targets these
+# and the unit tests need and runs `-L '^(unit|mp-san)$'`. Chosen for
+# coverage per second: at full size TSan took 99 s for mp.collectives.n3 and
+# ran mp.coll_full.n3 past its 280 s limit on 2 cores. A short soak covers
+# every collective, datatype and transport mix; mp_collectives and
+# mp_coll_full at small counts cover the async forms, groups and split;
+# mismatch covers the call and p2p headers (boards, TCP, shm FIFOs); mp_fault
+# covers kill, abort from another thread while blocked, and shrink;
+# kill_rank covers weft-run's own handling of a dead rank.
+set(_san_env WEFT_TIMEOUT=60)
+
+# mp_collectives and mp_coll_full with small counts: name; ranks; environment; program arguments.
+foreach(case "collectives.n3|3||mp_collectives|--large-count;100003;--huge-mib;8"
+             "collectives.n4.tree|4|WEFT_ALGO=tree|mp_collectives|--large-count;100003;--huge-mib;8"
+             "coll_full.n3|3||mp_coll_full|--large-count;30003"
+             "coll_full.n4.layout2_2|4||mp_coll_full|--large-count;30003;--layout;2,2")
+  string(REPLACE "|" ";" fields "${case}")
+  list(GET fields 0 name)
+  list(GET fields 1 n)
+  list(GET fields 2 env)
+  list(GET fields 3 program)
+  list(SUBLIST fields 4 -1 args)
+  add_test(NAME mp-san.${name}
+           COMMAND weft-run -n ${n} --timeout 280 $<TARGET_FILE:${program}> ${args})
+  set_tests_properties(mp-san.${name} PROPERTIES
+    TIMEOUT 300 LABELS mp-san ENVIRONMENT "${_san_env};${env}")
+endforeach()
+
+# name; ranks; environment; mp_soak arguments.
+foreach(case "n3|3||" "n4.mixed|4||--mixed" "n3.tcp|3|WEFT_SHM_DISABLE=1|"
+             "n4.ring|4|WEFT_ALGO=ring|")
+  string(REPLACE "|" ";" fields "${case}")
+  list(GET fields 0 name)
+  list(GET fields 1 n)
+  list(GET fields 2 env)
+  list(GET fields 3 arg)
+  add_test(NAME mp-san.soak.${name}
+           COMMAND weft-run -n ${n} --timeout 280 $<TARGET_FILE:mp_soak> --iters 400 ${arg})
+  set_tests_properties(mp-san.soak.${name} PROPERTIES
+    TIMEOUT 300 LABELS mp-san ENVIRONMENT "${_san_env};${env}")
+endforeach()
+
+foreach(case "local||" "tcp|WEFT_SHM_DISABLE=1|" "ring|WEFT_ALGO=ring|" "mixed||--mixed")
+  string(REPLACE "|" ";" fields "${case}")
+  list(GET fields 0 name)
+  list(GET fields 1 env)
+  list(GET fields 2 arg)
+  add_test(NAME mp-san.mismatch.n3.${name}
+           COMMAND weft-run -n 3 --timeout 100 $<TARGET_FILE:mp_mismatch> ${arg})
+  set_tests_properties(mp-san.mismatch.n3.${name} PROPERTIES
+    TIMEOUT 120 LABELS mp-san SKIP_RETURN_CODE 77 ENVIRONMENT "WEFT_TIMEOUT=30;${env}")
+endforeach()
+
+foreach(transport tcp shm)
+  add_test(NAME mp-san.fault.${transport}
+           COMMAND mp_fault --transport ${transport} --trials 20 --ranks 4 --seed 20261130)
+  set_tests_properties(mp-san.fault.${transport} PROPERTIES TIMEOUT 300 LABELS mp-san)
+endforeach()
+
+foreach(mode sigkill exit)
+  add_test(NAME mp-san.kill_rank.n3.${mode}
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/kill_rank_test.sh $<TARGET_FILE:weft-run>
+                   $<TARGET_FILE:mp_kill> 3 ${mode})
+  set_tests_properties(mp-san.kill_rank.n3.${mode} PROPERTIES TIMEOUT 120 LABELS mp-san)
+endforeach()
