@@ -117,7 +117,9 @@ def main():
         ranges.append((first, hi, args.iters_large))
     samples = {a: {} for a in algos}
     for rnd in range(args.rounds):
-        for algo in algos:
+        # Odd rounds run the algorithms in reverse order, so that whatever comes
+        # first after the namespaces are built (or last) is not always the same one.
+        for algo in (algos if rnd % 2 == 0 else list(reversed(algos))):
             for (a, b, iters) in ranges:
                 for size, (us, busbw) in run_job(args, algo, a, b, iters).items():
                     samples[algo].setdefault(size, []).append((us, busbw))
