@@ -1,6 +1,7 @@
 // Allgather: a pipelined ring for large pieces and a one-round direct
 // exchange for small ones. Received pieces land in recvbuff in place; the
-// ring forwards chunk c of step k only after chunk c of step k-1 arrived.
+// ring forwards chunk c of step k only after chunk c of step k-1 arrived
+// (items in RingOrder, so a piece is forwarded while it is still cached).
 #include <cstring>
 
 #include "collectives/coll_context.h"
@@ -20,6 +21,7 @@ class RingAllGatherPlan : public FlowPlan {
     recv_ = static_cast<char*>(a.recvbuff);
     C_ = chunksPerSegment(piece_, 1, ctx.chunkBytes);
     total_ = static_cast<int64_t>(n_ - 1) * C_;
+    order_ = ringOrder(n_ - 1, C_, ctx.chunkBytes);
   }
   int numFlows() const override { return 2 * S_; }
   bool isSend(int f) const override { return f < S_; }
@@ -30,7 +32,8 @@ class RingAllGatherPlan : public FlowPlan {
   int64_t numItems(int f) const override { return itemsOnStream(total_, S_, f % S_); }
   FlowItem item(int f, int64_t k) const override {
     int64_t i = f % S_ + k * S_;
-    int64_t step = i / C_, c = i % C_;
+    int64_t step = 0, c = 0;
+    order_.at(i, &step, &c);
     Span sp = chunkOf(Span{0, piece_}, C_, c);  // byte offsets within a piece
     FlowItem it;
     it.bytes = sp.count;
@@ -38,7 +41,7 @@ class RingAllGatherPlan : public FlowPlan {
       int seg = mod(r_ - step, n_);
       it.data = step == 0 ? const_cast<char*>(send_) + sp.offset : recv_ + seg * piece_ + sp.offset;
       if (step > 0) {
-        int64_t dep = i - C_;
+        int64_t dep = order_.index(step - 1, c);
         it.depFlow = S_ + static_cast<int>(dep % S_);
         it.depItem = dep / S_;
       }
@@ -55,6 +58,7 @@ class RingAllGatherPlan : public FlowPlan {
   const char* send_;
   char* recv_;
   int64_t C_ = 1, total_ = 0;
+  RingOrder order_;
 };
 
 class DirectAllGatherPlan : public FlowPlan {

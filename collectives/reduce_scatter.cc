@@ -2,7 +2,7 @@
 // receives block r-k-2, reducing the incoming partial sum with its own input;
 // after the last step it holds block r fully reduced, straight in recvbuff.
 // Intermediate partial sums live in the communicator's scratch until the next
-// step forwards them. Chunks pipeline exactly as in ring_allreduce.cc.
+// step forwards them. Chunks pipeline (in RingOrder) exactly as in ring_allreduce.cc.
 #include <cstring>
 
 #include "collectives/coll_context.h"
@@ -25,6 +25,7 @@ class RingReduceScatterPlan : public FlowPlan {
     esize_ = datatypeSize(a.datatype);
     C_ = chunksPerSegment(a.count, esize_, ctx.chunkBytes);
     total_ = static_cast<int64_t>(n_ - 1) * C_;
+    order_ = ringOrder(n_ - 1, C_, ctx.chunkBytes);
   }
   int numFlows() const override { return 2 * S_; }
   bool isSend(int f) const override { return f < S_; }
@@ -36,21 +37,22 @@ class RingReduceScatterPlan : public FlowPlan {
 
   FlowItem item(int f, int64_t k) const override {
     int64_t i = f % S_ + k * S_;
-    int64_t step = i / C_;
+    int64_t step = 0, c = 0;
+    order_.at(i, &step, &c);
     FlowItem it;
     if (isSend(f)) {
       int seg = mod(r_ - step - 1, n_);
-      Span sp = chunkOf(Span{static_cast<size_t>(seg) * args_.count, args_.count}, C_, i % C_);
+      Span sp = chunkOf(Span{static_cast<size_t>(seg) * args_.count, args_.count}, C_, c);
       const char* base = step == 0 ? static_cast<const char*>(args_.sendbuff) : scratch_;
       it.data = const_cast<char*>(base) + sp.offset * esize_;
       it.bytes = sp.count * esize_;
       if (step > 0) {
-        int64_t dep = i - C_;
+        int64_t dep = order_.index(step - 1, c);
         it.depFlow = S_ + static_cast<int>(dep % S_);
         it.depItem = dep / S_;
       }
     } else {
-      Span sp = chunkOf(Span{0, args_.count}, C_, i % C_);
+      Span sp = chunkOf(Span{0, args_.count}, C_, c);
       it.data = ctx_.staging + (f - S_) * ctx_.slotBytes;
       it.bytes = sp.count * esize_;
     }
@@ -59,9 +61,10 @@ class RingReduceScatterPlan : public FlowPlan {
 
   void onReceived(int f, int64_t k) override {
     int64_t i = f % S_ + k * S_;
-    int64_t step = i / C_;
+    int64_t step = 0, c = 0;
+    order_.at(i, &step, &c);
     int seg = mod(r_ - step - 2, n_);
-    Span sp = chunkOf(Span{static_cast<size_t>(seg) * args_.count, args_.count}, C_, i % C_);
+    Span sp = chunkOf(Span{static_cast<size_t>(seg) * args_.count, args_.count}, C_, c);
     size_t off = sp.offset * esize_;
     // The last step's result is ours to keep: it goes to recvbuff; earlier ones are forwarded.
     char* out = step == n_ - 2
@@ -78,6 +81,7 @@ class RingReduceScatterPlan : public FlowPlan {
   char* scratch_;
   size_t esize_ = 0;
   int64_t C_ = 1, total_ = 0;
+  RingOrder order_;
 };
 
 }  // namespace

@@ -3,7 +3,8 @@
 // its own input into recvbuff; after step n-2 it owns segment r+1 fully
 // reduced. Steps n-1..2n-3 are the allgather of the owned segments. A chunk is
 // forwarded only after the same chunk of the previous step arrived (and was
-// reduced), which is what pipelines the ring. The hierarchical allreduce runs
+// reduced), which is what pipelines the ring; items go in RingOrder, so a
+// reduced chunk is forwarded while it is still cached. The hierarchical allreduce runs
 // the two halves apart (RingPhase), with other work in between.
 #include <cstring>
 
@@ -23,7 +24,8 @@ class RingAllReducePlan : public FlowPlan {
     maxSeg_ = segmentOf(a.count, n_, 0).count;
     C_ = chunksPerSegment(maxSeg_, esize_, ctx.chunkBytes);
     int steps = phase == RingPhase::kBoth ? 2 * (n_ - 1) : n_ - 1;
-    first_ = phase == RingPhase::kAllGather ? static_cast<int64_t>(n_ - 1) * C_ : 0;
+    firstStep_ = phase == RingPhase::kAllGather ? n_ - 1 : 0;
+    order_ = ringOrder(steps, C_, ctx.chunkBytes);
     total_ = static_cast<int64_t>(steps) * C_;
     next_ = (r_ + 1) % n_;
     prev_ = (r_ + n_ - 1) % n_;
@@ -40,7 +42,9 @@ class RingAllReducePlan : public FlowPlan {
   FlowItem item(int f, int64_t k) const override {
     int stream = f % S_;
     int64_t i = stream + k * S_;
-    int64_t step = (first_ + i) / C_, c = i % C_;
+    int64_t local = 0, c = 0;
+    order_.at(i, &local, &c);
+    int64_t step = firstStep_ + local;
     FlowItem it;
     if (isSend(f)) {
       int seg = step < n_ - 1 ? mod(r_ - step, n_) : mod(r_ + 1 - (step - (n_ - 1)), n_);
@@ -49,8 +53,8 @@ class RingAllReducePlan : public FlowPlan {
                                    : static_cast<const char*>(args_.recvbuff);
       it.data = const_cast<char*>(base) + sp.offset * esize_;
       it.bytes = sp.count * esize_;
-      if (i >= C_) {  // not the phase's first step
-        int64_t dep = i - C_;
+      if (local > 0) {  // not the phase's first step: wait for this chunk's last arrival
+        int64_t dep = order_.index(local - 1, c);
         it.depFlow = S_ + static_cast<int>(dep % S_);
         it.depItem = dep / S_;
       }
@@ -67,9 +71,11 @@ class RingAllReducePlan : public FlowPlan {
   void onReceived(int f, int64_t k) override {
     int stream = f % S_;
     int64_t i = stream + k * S_;
-    int64_t step = (first_ + i) / C_;
+    int64_t local = 0, c = 0;
+    order_.at(i, &local, &c);
+    int64_t step = firstStep_ + local;
     if (step >= n_ - 1) return;  // allgather: landed in place
-    Span sp = chunkOf(segmentOf(args_.count, n_, mod(r_ - step - 1, n_)), C_, i % C_);
+    Span sp = chunkOf(segmentOf(args_.count, n_, mod(r_ - step - 1, n_)), C_, c);
     size_t off = sp.offset * esize_;
     // Partial sum from upstream, combined with our own input, into recvbuff.
     reduceElements(args_.datatype, args_.op, static_cast<char*>(args_.recvbuff) + off,
@@ -84,7 +90,8 @@ class RingAllReducePlan : public FlowPlan {
   int next_, prev_;
   size_t esize_ = 0, maxSeg_ = 0;
   int64_t C_ = 1, total_ = 0;
-  int64_t first_ = 0;  // global index of the phase's first item
+  int64_t firstStep_ = 0;  // the phase's first step (n - 1 for the allgather half)
+  RingOrder order_;
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "collectives/ring_schedule.h"
 
@@ -141,6 +142,45 @@ TEST(RingSchedule, ModIsNonNegative) {
   EXPECT_EQ(weft::mod(7, 5), 2);
   EXPECT_EQ(weft::mod(0, 1), 0);
   EXPECT_EQ(weft::mod(-(int64_t{1} << 40) - 1, 3), 1);  // 2^40 = 1 (mod 3)
+}
+
+// RingOrder is a bijection between item indices and (step, chunk) pairs, each
+// chunk's previous step comes earlier (the ring's deadlock freedom rests on
+// it), and a block as large as the segment is the plain step-major order.
+TEST(RingSchedule, RingOrderIsABijectionWithEarlierPredecessors) {
+  for (int64_t steps = 1; steps <= 7; ++steps) {
+    for (int64_t chunks = 1; chunks <= 13; ++chunks) {
+      for (int64_t block = 1; block <= chunks; ++block) {
+        weft::RingOrder o;
+        o.steps = steps;
+        o.chunks = chunks;
+        o.block = block;
+        std::vector<int> seen(static_cast<size_t>(steps * chunks), 0);
+        for (int64_t i = 0; i < steps * chunks; ++i) {
+          int64_t s = -1, c = -1;
+          o.at(i, &s, &c);
+          ASSERT_TRUE(s >= 0 && s < steps && c >= 0 && c < chunks)
+              << "i=" << i << " steps=" << steps << " chunks=" << chunks << " block=" << block;
+          EXPECT_EQ(o.index(s, c), i);
+          ++seen[static_cast<size_t>(s * chunks + c)];
+          if (s > 0) {
+            EXPECT_LT(o.index(s - 1, c), i);
+          }
+          if (block == chunks) {
+            EXPECT_EQ(i, s * chunks + c);  // step-major
+          }
+        }
+        for (int v : seen) EXPECT_EQ(v, 1);
+      }
+    }
+  }
+}
+
+TEST(RingSchedule, RingOrderBlockFollowsChunkSize) {
+  EXPECT_EQ(weft::ringOrder(2, 100, 256 << 10).block, 2);  // 512 KiB of 256 KiB chunks
+  EXPECT_EQ(weft::ringOrder(2, 100, 64 << 10).block, 8);
+  EXPECT_EQ(weft::ringOrder(2, 3, 1 << 10).block, 3);    // never more than the chunks
+  EXPECT_EQ(weft::ringOrder(2, 100, 4 << 20).block, 1);  // chunks larger than a block
 }
 
 }  // namespace
