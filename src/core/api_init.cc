@@ -83,6 +83,8 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
     opt.zcopyMin = c->config.ibZcopyMin;
     opt.regCacheBytes = c->config.ibRegCacheBytes;
     opt.regPersist = c->config.ibRegPersist;
+    opt.rdmacm = c->config.ibRdmacm;
+    opt.timeoutSec = c->config.timeoutSec;
     WEFT_CHECK(c->ib->setup(*c->bootstrap, *c->tcp, wanted, opt, &usable));
     if (!usable || !any) c->ib.reset();
     if (c->ib && configString("WEFT_BIND_PROGRESS") != "0")

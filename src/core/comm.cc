@@ -134,6 +134,10 @@ weftResult_t readCommConfig(CommConfig* cfg) {
                     configString("WEFT_IB_REG_CACHE").c_str());
   cfg->ibRegCacheBytes = static_cast<size_t>(v);
   cfg->ibRegPersist = configString("WEFT_IB_REG_PERSIST") == "1";
+  const std::string cm = configString("WEFT_IB_RDMACM");
+  if (cm != "0" && cm != "1")
+    return setError(weftInvalidArgument, "WEFT_IB_RDMACM=%s: expected 0 or 1", cm.c_str());
+  cfg->ibRdmacm = cm == "1";
   return weftSuccess;
 }
 

@@ -44,6 +44,7 @@ struct CommConfig {
   size_t ibZcopyMin = 0;                // WEFT_IB_ZCOPY_THRESHOLD (0: off)
   size_t ibRegCacheBytes = 1ull << 30;  // WEFT_IB_REG_CACHE
   bool ibRegPersist = false;            // WEFT_IB_REG_PERSIST
+  bool ibRdmacm = false;                // WEFT_IB_RDMACM
 };
 
 // Reads WEFT_ALGO, WEFT_ONESHOT_MAX, WEFT_CHUNK, WEFT_SOCKET_NSTREAMS, WEFT_TIMEOUT,

@@ -76,6 +76,10 @@ const std::vector<ConfigVar>& configVars() {
       {"WEFT_IB_REG_PERSIST", "0",
        "1: keep zero-copy registrations of user buffers across calls (only if no buffer is freed "
        "while the communicator lives); 0: drop them at the end of each call."},
+      {"WEFT_IB_RDMACM", "0",
+       "1: connect verbs queue pairs through librdmacm (rdma_cm) instead of exchanging QP "
+       "numbers through the bootstrap; needs an IP address on the port's netdev (RoCE) or IPoIB "
+       "interface."},
       {"WEFT_RANK_GPU", "",
        "PCI bus id (or cudaN/nvmlN name) of the GPU this rank drives: its verbs device is that "
        "GPU's nearest NIC. Unset: a device near the rank's CPUs."},

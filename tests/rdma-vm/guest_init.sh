@@ -8,7 +8,7 @@
 export PATH=/bin:/sbin:/tests LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu
 mount -t proc proc /proc
 mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
+mount -t devtmpfs dev /dev  # also makes /dev/infiniband/uverbs0 and rdma_cm (rdma_ucm) for librdmacm
 # No tmpfs over /tmp: the initramfs root is writable already, and host libraries may
 # live under /tmp (a build tree there), copied into the initramfs at their own paths.
 for m in $(cat /modules.order); do

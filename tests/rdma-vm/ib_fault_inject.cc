@@ -9,6 +9,9 @@
 //     delay:N       each poll_cq returns nothing N times before the real poll
 // Counting starts when the test calls ib_fault_arm() (after weft's init, whose
 // own traffic, such as the tuner's link probe, must not meet the fault).
+// Default connection setup only: with WEFT_IB_RDMACM=1 weft works on
+// librdmacm's own device context and QPs, opened and created inside
+// librdmacm, where a link-time --wrap does not reach (ib_device.h).
 #include <infiniband/verbs.h>
 
 #include <cerrno>

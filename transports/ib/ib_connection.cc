@@ -2,6 +2,7 @@
 #include "transports/ib/ib_connection.h"
 
 #include <arpa/inet.h>
+#include <rdma/rdma_cma.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 
@@ -38,7 +39,16 @@ IbConnection::IbConnection(IbDevice* dev, std::string peer, size_t ringBytes, in
       zcMin_(zcopyMin) {}
 
 IbConnection::~IbConnection() {
-  if (qp_ != nullptr) ibv_destroy_qp(qp_);
+  if (cmId_ != nullptr) {
+    // Tells the peer (a DREQ; it fails harmlessly on an id that never
+    // connected) and moves the QP to error, then frees QP and id. The id's
+    // events were all acknowledged as they came, so rdma_destroy_id() does not wait.
+    rdma_disconnect(cmId_);
+    rdma_destroy_qp(cmId_);
+    rdma_destroy_id(cmId_);
+  } else if (qp_ != nullptr) {
+    ibv_destroy_qp(qp_);
+  }
   if (sendCq_ != nullptr) ibv_destroy_cq(sendCq_);
   if (recvCq_ != nullptr) ibv_destroy_cq(recvCq_);
   for (ibv_mr* mr : {ringMr_, stagingMr_, wordsMr_, bounceMr_})
@@ -51,7 +61,7 @@ IbConnection::~IbConnection() {
   if (words_ != nullptr) munmap(words_, 4096);
 }
 
-weftResult_t IbConnection::create(IbEndpoint* local) {
+weftResult_t IbConnection::createBuffers(IbEndpoint* local) {
   ring_ = static_cast<unsigned char*>(mapZeroed(ringBytes_));
   staging_ = static_cast<unsigned char*>(mapZeroed(ringBytes_));
   words_ = static_cast<uint64_t*>(mapZeroed(4096));
@@ -69,16 +79,53 @@ weftResult_t IbConnection::create(IbEndpoint* local) {
   if (sendCq_ == nullptr || recvCq_ == nullptr)
     return setError(weftSystemError, "%s: ibv_create_cq failed: %s", dev_->name().c_str(),
                     strerror(errno));
+  *local = IbEndpoint{};
+  std::memcpy(local->gid, dev_->gid().raw, 16);
+  local->lid = dev_->lid();
+  local->ringAddr = reinterpret_cast<uint64_t>(ring_);
+  local->ringRkey = ringMr_->rkey;
+  local->ringBytes = ringBytes_;
+  local->creditAddr = reinterpret_cast<uint64_t>(&words_[0]);
+  local->creditRkey = wordsMr_->rkey;
+  local->mtu = dev_->mtu();
+  return weftSuccess;
+}
+
+ibv_qp_init_attr IbConnection::qpInitAttr(uint32_t inlineBytes) {
+  ibv_qp_init_attr init{};
+  init.send_cq = sendCq_;
+  init.recv_cq = recvCq_;
+  init.qp_type = IBV_QPT_RC;
+  init.cap.max_send_wr = sqDepth_;
+  init.cap.max_recv_wr = rqDepth_;
+  init.cap.max_send_sge = 1;
+  init.cap.max_recv_sge = 1;
+  init.cap.max_inline_data = inlineBytes;
+  return init;
+}
+
+// Receives carry no data (the WRITEs place it); they only catch the immediates.
+weftResult_t IbConnection::postInitialRecvs() {
+  for (uint32_t i = 0; i < rqDepth_; ++i) {
+    ibv_recv_wr wr{}, *bad = nullptr;
+    if (ibv_post_recv(qp_, &wr, &bad) != 0)
+      return setError(weftSystemError, "%s: ibv_post_recv failed: %s", dev_->name().c_str(),
+                      strerror(errno));
+  }
+  return weftSuccess;
+}
+
+weftResult_t IbConnection::adoptCmQp(rdma_cm_id* id, uint32_t maxInline) {
+  cmId_ = id;
+  qp_ = id->qp;
+  maxInline_ = maxInline;
+  return postInitialRecvs();
+}
+
+weftResult_t IbConnection::create(IbEndpoint* local) {
+  WEFT_CHECK(createBuffers(local));
   for (uint32_t inl : {64u, 0u}) {  // inline sends where the device offers them
-    ibv_qp_init_attr init{};
-    init.send_cq = sendCq_;
-    init.recv_cq = recvCq_;
-    init.qp_type = IBV_QPT_RC;
-    init.cap.max_send_wr = sqDepth_;
-    init.cap.max_recv_wr = rqDepth_;
-    init.cap.max_send_sge = 1;
-    init.cap.max_recv_sge = 1;
-    init.cap.max_inline_data = inl;
+    ibv_qp_init_attr init = qpInitAttr(inl);
     qp_ = ibv_create_qp(dev_->pd(), &init);
     if (qp_ != nullptr) {
       maxInline_ = init.cap.max_inline_data;
@@ -97,37 +144,26 @@ weftResult_t IbConnection::create(IbEndpoint* local) {
                     IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) != 0)
     return setError(weftSystemError, "%s: QP to INIT failed: %s", dev_->name().c_str(),
                     strerror(errno));
-  // Receives carry no data (the WRITEs place it); they only catch the immediates.
-  for (uint32_t i = 0; i < rqDepth_; ++i) {
-    ibv_recv_wr wr{}, *bad = nullptr;
-    if (ibv_post_recv(qp_, &wr, &bad) != 0)
-      return setError(weftSystemError, "%s: ibv_post_recv failed: %s", dev_->name().c_str(),
-                      strerror(errno));
-  }
+  WEFT_CHECK(postInitialRecvs());
   std::random_device rd;
-  *local = IbEndpoint{};
+  sendPsn_ = rd() & 0xFFFFFF;
   local->qpn = qp_->qp_num;
-  local->psn = rd() & 0xFFFFFF;
-  std::memcpy(local->gid, dev_->gid().raw, 16);
-  local->lid = dev_->lid();
-  local->ringAddr = reinterpret_cast<uint64_t>(ring_);
-  local->ringRkey = ringMr_->rkey;
-  local->ringBytes = ringBytes_;
-  local->creditAddr = reinterpret_cast<uint64_t>(&words_[0]);
-  local->creditRkey = wordsMr_->rkey;
-  local->mtu = dev_->mtu();
-  remote_.psn = local->psn;  // our send PSN, kept until connect()
+  local->psn = sendPsn_;
   return weftSuccess;
 }
 
-weftResult_t IbConnection::connect(const IbEndpoint& remote) {
-  const uint32_t mySendPsn = remote_.psn;
+weftResult_t IbConnection::setRemote(const IbEndpoint& remote) {
   remote_ = remote;
   if (remote.ringBytes != ringBytes_)
     return setError(weftInvalidUsage,
                     "%s uses %llu-byte verbs rings, we use %zu (WEFT_IB_BUFFER "
                     "must match on every rank)",
                     peer_.c_str(), static_cast<unsigned long long>(remote.ringBytes), ringBytes_);
+  return weftSuccess;
+}
+
+weftResult_t IbConnection::connect(const IbEndpoint& remote) {
+  WEFT_CHECK(setRemote(remote));
   ibv_qp_attr attr{};
   attr.qp_state = IBV_QPS_RTR;
   attr.path_mtu = static_cast<ibv_mtu>(std::min<uint32_t>(remote.mtu, dev_->mtu()));
@@ -156,7 +192,7 @@ weftResult_t IbConnection::connect(const IbEndpoint& remote) {
   attr.timeout = static_cast<uint8_t>(configInt("WEFT_IB_TIMEOUT"));
   attr.retry_cnt = static_cast<uint8_t>(configInt("WEFT_IB_RETRY_CNT"));
   attr.rnr_retry = 7;  // receive WRs are reposted as they are polled: wait, never fail
-  attr.sq_psn = mySendPsn;
+  attr.sq_psn = sendPsn_;
   attr.max_rd_atomic = 1;
   if (ibv_modify_qp(qp_, &attr,
                     IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |

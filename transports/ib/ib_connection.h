@@ -46,6 +46,8 @@
 #include "transports/ib/ib_device.h"
 #include "transports/ib/reg_cache.h"
 
+struct rdma_cm_id;
+
 namespace weft {
 
 // The immediate of every WRITE_WITH_IMM (see the protocol above).
@@ -74,6 +76,12 @@ struct IbEndpoint {
   uint64_t creditAddr;
   uint32_t creditRkey;
   uint32_t mtu;
+  // WEFT_IB_RDMACM=1 (ib_cm_connect.h): qpn and psn are unused; the rank's
+  // rdma_cm listener is at cmAddr (IPv4 as ::ffff:a.b.c.d) port cmPort (host
+  // order), and connect requests to it must carry cmNonce.
+  uint8_t cmAddr[16];
+  uint32_t cmPort;
+  uint32_t cmNonce;
 };
 
 class IbConnection {
@@ -83,8 +91,20 @@ class IbConnection {
   IbConnection(IbDevice* dev, std::string peer, size_t ringBytes, int deathFd, RegCache* cache,
                size_t zcopyMin);
   ~IbConnection();
+  // Bootstrap path: buffers, CQs and a QP in INIT; *local is what the peer needs.
   weftResult_t create(IbEndpoint* local);
+  // Bootstrap path: setRemote(), then the QP to RTR and RTS.
   weftResult_t connect(const IbEndpoint& remote);
+  // rdma_cm path: buffers and CQs only (*local without QPN and PSN); the QP
+  // is made by rdma_create_qp() on qpInitAttr() and handed over by adoptCmQp().
+  weftResult_t createBuffers(IbEndpoint* local);
+  ibv_qp_init_attr qpInitAttr(uint32_t inlineBytes);
+  // `id` holds our QP (in INIT, made with `maxInline` inline bytes); from now
+  // on the connection owns the id (disconnects and destroys it, QP first) and
+  // posts its receives, before rdma_connect()/rdma_accept() move the QP on.
+  weftResult_t adoptCmQp(rdma_cm_id* id, uint32_t maxInline);
+  // The peer's ring and credit word; fails unless its ring is as big as ours.
+  weftResult_t setRemote(const IbEndpoint& remote);
 
   weftResult_t trySend(const void* data, size_t bytes, size_t* moved);
   weftResult_t tryRecv(void* data, size_t bytes, size_t* moved);
@@ -97,6 +117,7 @@ class IbConnection {
   weftResult_t sendOnce(const void* data, size_t bytes, size_t* moved);
   weftResult_t recvOnce(void* data, size_t bytes, size_t* moved);
   weftResult_t remember(weftResult_t r);
+  weftResult_t postInitialRecvs();
   // imm < 0: a plain WRITE; `track`: always signalled, marked as a DATA write.
   weftResult_t postWrite(uint64_t localAddr, uint32_t lkey, uint64_t remoteAddr, uint32_t rkey,
                          size_t bytes, int64_t imm, bool inlineData, bool track = false);
@@ -119,6 +140,8 @@ class IbConnection {
   ibv_cq* sendCq_ = nullptr;
   ibv_cq* recvCq_ = nullptr;
   ibv_qp* qp_ = nullptr;
+  rdma_cm_id* cmId_ = nullptr;  // rdma_cm path: owns qp_
+  uint32_t sendPsn_ = 0;
   unsigned char* ring_ = nullptr;     // where the peer writes to us
   unsigned char* staging_ = nullptr;  // what we write to the peer from
   uint64_t* words_ = nullptr;         // [0] credit from the peer, [1] our consumed count

@@ -2,9 +2,11 @@
 #include "transports/ib/ib_device.h"
 
 #include <arpa/inet.h>
+#include <rdma/rdma_cma.h>
 
 #include <cerrno>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "core/config.h"
@@ -17,10 +19,13 @@ namespace weft {
 
 IbDevice::~IbDevice() {
   if (pd_ != nullptr) ibv_dealloc_pd(pd_);
-  if (ctx_ != nullptr) ibv_close_device(ctx_);
+  if (cmList_ != nullptr)
+    rdma_free_devices(cmList_);  // librdmacm owns (and closes) its contexts
+  else if (ctx_ != nullptr)
+    ibv_close_device(ctx_);
 }
 
-weftResult_t IbDevice::open(int localIndex, int localRanks) {
+weftResult_t IbDevice::open(int localIndex, int localRanks, bool rdmacm) {
   int n = 0;
   errno = 0;
   ibv_device** list = ibv_get_device_list(&n);
@@ -73,11 +78,36 @@ weftResult_t IbDevice::open(int localIndex, int localRanks) {
   linkLayer_ = c.attr.link_layer;
   lid_ = c.attr.lid;
   mtu_ = c.attr.active_mtu;
+  if (rdmacm) WEFT_CHECK(useRdmacmContext());
   WEFT_CHECK(pickGid());
   pd_ = ibv_alloc_pd(ctx_);
   if (pd_ == nullptr)
     return setError(weftSystemError, "%s: ibv_alloc_pd failed: %s", name_.c_str(), strerror(errno));
   return weftSuccess;
+}
+
+// Swaps our context of the chosen device for librdmacm's (see ib_device.h).
+// Without the rdma_ucm module (/dev/infiniband/rdma_cm) librdmacm has no
+// devices: that is an error, not a reason to fall back, since the user asked
+// for rdma_cm.
+weftResult_t IbDevice::useRdmacmContext() {
+  int n = 0;
+  errno = 0;
+  cmList_ = rdma_get_devices(&n);
+  for (int i = 0; cmList_ != nullptr && i < n; ++i) {
+    if (name_ != ibv_get_device_name(cmList_[i]->device)) continue;
+    ibv_close_device(ctx_);
+    ctx_ = cmList_[i];
+    return weftSuccess;
+  }
+  const std::string why = cmList_ == nullptr ? strerror(errno) : "not among its devices";
+  if (cmList_ != nullptr) rdma_free_devices(cmList_);
+  cmList_ = nullptr;  // ctx_ is still ours to close
+  return setError(weftSystemError,
+                  "WEFT_IB_RDMACM=1: librdmacm does not list %s (%s; is the rdma_ucm module "
+                  "loaded and /dev/infiniband/rdma_cm there?); unset WEFT_IB_RDMACM to connect "
+                  "without rdma_cm",
+                  name_.c_str(), why.c_str());
 }
 
 // With one device there is nothing to choose, but its CPUs are still where the

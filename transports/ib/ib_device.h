@@ -7,6 +7,13 @@
 // WEFT_IB_GID_INDEX names one. "No RDMA here" (no device list, ENOSYS, no
 // active port) is not an error: open() returns weftSuccess with ok() false and
 // a reason, and the communicator uses TCP.
+//
+// With WEFT_IB_RDMACM=1 the device is chosen the same way, but its context is
+// then the one librdmacm opened itself (rdma_get_devices(), matched by name):
+// rdma_create_qp() only accepts a PD of the rdma_cm id's own context, so the
+// PD, CQs and MRs must all live there. librdmacm opens those contexts inside
+// its own library, so a link-time --wrap of ibv_open_device (the test fault
+// injector, tests/rdma-vm/ib_fault_inject.cc) does not see them.
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -24,7 +31,8 @@ class IbDevice {
   ~IbDevice();
   // localIndex/localRanks: this rank among its node's, to spread ranks over
   // equally near devices (topo/rank_nic.h).
-  weftResult_t open(int localIndex, int localRanks);
+  // `rdmacm`: take the context from librdmacm (above).
+  weftResult_t open(int localIndex, int localRanks, bool rdmacm = false);
   bool ok() const { return pd_ != nullptr; }
   const std::string& whyNot() const { return whyNot_; }
 
@@ -46,9 +54,11 @@ class IbDevice {
 
  private:
   weftResult_t pickGid();
+  weftResult_t useRdmacmContext();
   int choose(const std::vector<std::string>& names, int localIndex, int localRanks);
 
   ibv_context* ctx_ = nullptr;
+  ibv_context** cmList_ = nullptr;  // rdma_get_devices(); ctx_ is one of them then
   ibv_pd* pd_ = nullptr;
   std::string name_;
   std::string whyNot_;

@@ -29,6 +29,7 @@ IbTransport::~IbTransport() {
   send_.clear();
   recv_.clear();
   conns_.clear();  // before the cache: connections release their pins
+  cm_.reset();     // after the connections: their rdma_cm ids use its event channel
   cache_.reset();
 }
 
@@ -48,12 +49,24 @@ weftResult_t IbTransport::setup(Bootstrap& bs, TcpTransport& tcp, const std::vec
     if (r < me) ++localIndex;
     ++localRanks;
   }
-  WEFT_CHECK(dev_.open(localIndex, localRanks));
-  // Every rank must agree on whether verbs are used, or the two ends of a
-  // pair would pick different transports: allgather each rank's verdict.
+  weftResult_t mine = dev_.open(localIndex, localRanks, opt.rdmacm);
+  if (mine == weftSuccess && dev_.ok() && opt.rdmacm) {
+    cm_ = std::make_unique<IbCmConnector>(&dev_, me, opt.timeoutSec);
+    mine = cm_->listen();
+  }
+  const std::string myError = mine == weftSuccess ? "" : lastError();
+  // Every rank must agree on whether verbs are used, and how they connect, or
+  // the two ends of a pair would not meet: allgather each rank's verdict
+  // (0: no device, 1: verbs, 2: verbs through rdma_cm, -1: failed), so that a
+  // rank that failed here fails everyone at once instead of leaving them waiting.
   std::vector<int> ok(n, 0);
-  ok[me] = dev_.ok() ? 1 : 0;
+  ok[me] = mine != weftSuccess ? -1 : !dev_.ok() ? 0 : opt.rdmacm ? 2 : 1;
   WEFT_CHECK(bs.allgather(ok.data(), sizeof(int)));
+  if (mine != weftSuccess) return setErrorString(mine, myError);
+  for (int r = 0; r < n; ++r)
+    if (ok[r] < 0)
+      return setError(weftRemoteError, "%s could not set up its verbs device (its log says why)",
+                      bs.peerName(r).c_str());
   bool all = true;
   for (int v : ok) all = all && v != 0;
   if (!all) {
@@ -61,6 +74,11 @@ weftResult_t IbTransport::setup(Bootstrap& bs, TcpTransport& tcp, const std::vec
               dev_.ok() ? "another rank has no RDMA device" : dev_.whyNot().c_str());
     return weftSuccess;
   }
+  for (int r = 0; r < n; ++r)
+    if (ok[r] != ok[me])
+      return setError(weftInvalidUsage,
+                      "WEFT_IB_RDMACM is %d here but %d on %s: set it alike on every rank",
+                      ok[me] - 1, ok[r] - 1, bs.peerName(r).c_str());
   // User buffers for zero-copy, registered on first use for read and remote
   // write (a buffer that cannot be, read-only memory say, is copied instead).
   RegCache::Ops ops;
@@ -90,17 +108,39 @@ weftResult_t IbTransport::setup(Bootstrap& bs, TcpTransport& tcp, const std::vec
         conns_[p].push_back(std::make_unique<IbConnection>(
             &dev_, bs.peerName(p), opt.ringBytes, tcp.socketFd(p, s), cache_.get(), opt.zcopyMin));
         qps.push_back(conns_[p].back().get());
-        WEFT_CHECK(qps.back()->create(&table[me * per + p * perPeer + s * qpsPerStream + q]));
+        IbEndpoint* ep = &table[me * per + p * perPeer + s * qpsPerStream + q];
+        if (cm_ == nullptr) {
+          WEFT_CHECK(qps.back()->create(ep));
+          continue;
+        }
+        WEFT_CHECK(qps.back()->createBuffers(ep));  // the QP comes with its rdma_cm id
+        cm_->describe(ep);
       }
       send_[p].push_back(std::make_unique<IbStripedChannel>(qps));
       recv_[p].push_back(std::make_unique<IbStripedChannel>(qps));
     }
   }
   WEFT_CHECK(bs.allgather(table.data(), per * sizeof(IbEndpoint)));
+  std::vector<IbCmConnector::Target> targets;
   for (int p = 0; p < n; ++p)
-    for (int i = 0; i < static_cast<int>(conns_[p].size()); ++i)
-      WEFT_CHECK(conns_[p][i]->connect(table[p * per + me * perPeer + i]));
-  // No rank may send before its peer's QP is ready to receive.
+    for (int i = 0; i < static_cast<int>(conns_[p].size()); ++i) {
+      const IbEndpoint& remote = table[p * per + me * perPeer + i];
+      if (cm_ == nullptr) {
+        WEFT_CHECK(conns_[p][i]->connect(remote));
+        continue;
+      }
+      WEFT_CHECK(conns_[p][i]->setRemote(remote));
+      IbCmConnector::Target t;
+      t.peer = p;
+      t.index = i;
+      t.conn = conns_[p][i].get();
+      t.peerName = bs.peerName(p);
+      t.remote = remote;
+      targets.push_back(t);
+    }
+  if (cm_ != nullptr) WEFT_CHECK(cm_->connectAll(targets));
+  // No rank may send before its peer's QP is ready to receive (with rdma_cm,
+  // ESTABLISHED on our side already says so; the barrier costs little).
   WEFT_CHECK(bs.barrier());
   *usable = true;
   WEFT_INFO(NET,

@@ -1,9 +1,11 @@
 // InfiniBand/RoCE transport: WEFT_IB_QPS_PER_CONNECTION RC queue pairs per
 // (peer, stream), one stream striped over them (ib_striped_channel.h), set up
 // through the bootstrap's allgather of endpoints (QPN, PSN, GID/LID, ring
-// address and rkey, credit word). Used for peers that shared memory does not
-// reach, when a verbs device with an active port exists and WEFT_IB_DISABLE is
-// not set; otherwise the communicator keeps TCP, with one INFO line saying why.
+// address and rkey, credit word), or with WEFT_IB_RDMACM=1 through librdmacm
+// (ib_cm_connect.h; the allgather then carries each rank's rdma_cm listener
+// instead of QP numbers). Used for peers that shared memory does not reach,
+// when a verbs device with an active port exists and WEFT_IB_DISABLE is not
+// set; otherwise the communicator keeps TCP, with one INFO line saying why.
 #pragma once
 
 #include <memory>
@@ -11,6 +13,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "transports/channel.h"
+#include "transports/ib/ib_cm_connect.h"
 #include "transports/ib/ib_connection.h"
 #include "transports/ib/ib_device.h"
 #include "transports/ib/ib_striped_channel.h"
@@ -26,6 +29,8 @@ struct IbOptions {
   size_t zcopyMin = 0;                // WEFT_IB_ZCOPY_THRESHOLD (0: off)
   size_t regCacheBytes = 1ull << 30;  // WEFT_IB_REG_CACHE
   bool regPersist = false;            // WEFT_IB_REG_PERSIST
+  bool rdmacm = false;                // WEFT_IB_RDMACM
+  double timeoutSec = 300;            // WEFT_TIMEOUT
 };
 
 class IbTransport {
@@ -48,10 +53,12 @@ class IbTransport {
   }
 
  private:
-  // Destroyed in reverse: channels, QPs (releasing their cache pins), the
-  // cache (deregistering every user buffer), then the device's PD.
+  // Destroyed in reverse: channels, QPs (releasing their cache pins; with
+  // rdma_cm their ids too), the rdma_cm listener and event channel, the cache
+  // (deregistering every user buffer), then the device's PD.
   IbDevice dev_;
   std::unique_ptr<RegCache> cache_;
+  std::unique_ptr<IbCmConnector> cm_;  // WEFT_IB_RDMACM=1 only
   bool persist_ = false;
   std::vector<std::vector<std::unique_ptr<IbConnection>>> conns_;  // [peer][stream * qps + qp]
   std::vector<std::vector<std::unique_ptr<IbStripedChannel>>> send_, recv_;  // [peer][stream]
