@@ -58,11 +58,13 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
   WEFT_CHECK(readCommConfig(&c->config));
   c->bootstrap = std::make_unique<Bootstrap>();
   WEFT_CHECK(c->bootstrap->init(id, rank, nranks, &c->aborted));
+  WEFT_CHECK(gatherRankPlaces(*c->bootstrap, &c->places));
   c->tcp = std::make_unique<TcpTransport>();
   if (nranks > 1) WEFT_CHECK(c->tcp->connectAll(*c->bootstrap, c->config.nstreams));
   if (nranks > 1 && c->config.shmEnabled) {
     c->shm = std::make_unique<ShmTransport>();
-    WEFT_CHECK(c->shm->setup(*c->bootstrap, *c->tcp, c->config.nstreams, c->config.shmFifoBytes));
+    WEFT_CHECK(c->shm->setup(*c->bootstrap, *c->tcp, c->places, c->config.nstreams,
+                             c->config.shmFifoBytes));
   }
 #ifdef WEFT_HAVE_VERBS
   if (nranks > 1 && c->config.ibEnabled) {
@@ -85,7 +87,7 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
     opt.regPersist = c->config.ibRegPersist;
     opt.rdmacm = c->config.ibRdmacm;
     opt.timeoutSec = c->config.timeoutSec;
-    WEFT_CHECK(c->ib->setup(*c->bootstrap, *c->tcp, wanted, opt, &usable));
+    WEFT_CHECK(c->ib->setup(*c->bootstrap, *c->tcp, c->places, wanted, opt, &usable));
     if (!usable || !any) c->ib.reset();
     if (c->ib && configString("WEFT_BIND_PROGRESS") != "0")
       c->progress.setCpus(c->ib->device().nearCpus());

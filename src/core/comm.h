@@ -17,6 +17,7 @@
 #include "collectives/local_board.h"
 #include "collectives/local_copy.h"
 #include "collectives/tuner.h"
+#include "core/rank_place.h"
 #include "core/request.h"
 #include "transports/ib/ib_available.h"
 #include "transports/peer_channels.h"
@@ -60,6 +61,7 @@ struct weftComm {
   weft::CommConfig config;
   std::atomic<bool> aborted{false};
   std::unique_ptr<weft::Bootstrap> bootstrap;
+  std::vector<weft::RankPlace> places;  // every rank's node, pid, GPU ring key
   std::unique_ptr<weft::TcpTransport> tcp;
   std::unique_ptr<weft::IbTransport> ib;    // null without verbs (built or found)
   std::unique_ptr<weft::ShmTransport> shm;  // null when no peer shares our node or disabled

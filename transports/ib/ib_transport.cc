@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
-#include "topo/node_id.h"
+#include "core/rank_place.h"
 
 namespace weft {
 
@@ -33,22 +33,17 @@ IbTransport::~IbTransport() {
   cache_.reset();
 }
 
-weftResult_t IbTransport::setup(Bootstrap& bs, TcpTransport& tcp, const std::vector<bool>& wanted,
-                                const IbOptions& opt, bool* usable) {
+weftResult_t IbTransport::setup(Bootstrap& bs, TcpTransport& tcp,
+                                const std::vector<RankPlace>& places,
+                                const std::vector<bool>& wanted, const IbOptions& opt,
+                                bool* usable) {
   const int n = bs.nranks(), me = bs.rank();
   const int nstreams = opt.nstreams, qpsPerStream = opt.qpsPerStream;
   *usable = false;
   // Our index among our node's ranks, so that ranks of a node spread over
   // equally near devices.
-  std::vector<uint64_t> nodes(n, 0);
-  nodes[me] = nodeIdentityHash();
-  WEFT_CHECK(bs.allgather(nodes.data(), sizeof(uint64_t)));
   int localIndex = 0, localRanks = 0;
-  for (int r = 0; r < n; ++r) {
-    if (nodes[r] != nodes[me]) continue;
-    if (r < me) ++localIndex;
-    ++localRanks;
-  }
+  localIndexOf(places, me, &localIndex, &localRanks);
   weftResult_t mine = dev_.open(localIndex, localRanks, opt.rdmacm);
   if (mine == weftSuccess && dev_.ok() && opt.rdmacm) {
     cm_ = std::make_unique<IbCmConnector>(&dev_, me, opt.timeoutSec);

@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
-#include "topo/node_id.h"
+#include "core/rank_place.h"
 
 namespace weft {
 namespace {
@@ -31,11 +31,13 @@ size_t fifoOffset(int senderLocalIndex, int stream, int nstreams, size_t footpri
 
 }  // namespace
 
-weftResult_t ShmTransport::setup(Bootstrap& bs, TcpTransport& tcp, int nstreams, size_t fifoBytes) {
+weftResult_t ShmTransport::setup(Bootstrap& bs, TcpTransport& tcp,
+                                 const std::vector<RankPlace>& places, int nstreams,
+                                 size_t fifoBytes) {
   const int n = bs.nranks(), me = bs.rank();
   std::vector<ShmPeerInfo> info(n);
-  info[me] = {nodeIdentityHash(), static_cast<int32_t>(getpid()), -1, 0};
-  WEFT_CHECK(bs.allgather(info.data(), sizeof(ShmPeerInfo)));
+  for (int r = 0; r < n; ++r)
+    info[r] = {places[r].node, static_cast<int32_t>(places[r].pid), -1, 0};
   local_.assign(n, false);
   std::vector<int> localIndex(n, -1);
   for (int r = 0; r < n; ++r) {

@@ -11,6 +11,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "collectives/call_header.h"
+#include "core/rank_place.h"
 #include "transports/shm/doorbell.h"
 #include "transports/shm/shm_channel.h"
 #include "transports/shm/shm_segment.h"
@@ -38,8 +39,10 @@ struct ShmBoard {
 
 class ShmTransport {
  public:
-  // Collective over the bootstrap. `tcp` supplies the death-watch sockets.
-  weftResult_t setup(Bootstrap& bs, TcpTransport& tcp, int nstreams, size_t fifoBytes);
+  // Collective over the bootstrap. `tcp` supplies the death-watch sockets;
+  // `places` (core/rank_place.h) says which ranks share our node.
+  weftResult_t setup(Bootstrap& bs, TcpTransport& tcp, const std::vector<RankPlace>& places,
+                     int nstreams, size_t fifoBytes);
   bool reaches(int peer) const { return peer < static_cast<int>(local_.size()) && local_[peer]; }
   Channel* sendChannel(int peer, int stream) { return send_[peer][stream].get(); }
   Channel* recvChannel(int peer, int stream) { return recv_[peer][stream].get(); }

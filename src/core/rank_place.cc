@@ -1,0 +1,33 @@
+// The init-time allgather of every rank's place (see rank_place.h).
+#include "core/rank_place.h"
+
+#include <unistd.h>
+
+#include "bootstrap/bootstrap.h"
+#include "core/config.h"
+#include "core/error.h"
+#include "topo/node_id.h"
+#include "topo/topology.h"
+
+namespace weft {
+
+weftResult_t gatherRankPlaces(Bootstrap& bs, std::vector<RankPlace>* places) {
+  const int n = bs.nranks(), me = bs.rank();
+  places->assign(n, RankPlace{0, 0, -1});
+  (*places)[me] = {nodeIdentityHash(), static_cast<int64_t>(getpid()),
+                   topo::gpuRingPosition(configString("WEFT_RANK_GPU"))};
+  if (n > 1) WEFT_CHECK(bs.allgather(places->data(), sizeof(RankPlace)));
+  return weftSuccess;
+}
+
+void localIndexOf(const std::vector<RankPlace>& places, int rank, int* index, int* count) {
+  *index = 0;
+  *count = 0;
+  for (int r = 0; r < static_cast<int>(places.size()); ++r) {
+    if (places[r].node != places[rank].node) continue;
+    if (r < rank) ++*index;
+    ++*count;
+  }
+}
+
+}  // namespace weft

@@ -1,0 +1,27 @@
+// What every rank learns about every other one at communicator init, in one
+// bootstrap allgather that the transports and the tuner share (each used to
+// gather the node identity itself: three rings of n hops where one does).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "weft/weft.h"
+
+namespace weft {
+
+class Bootstrap;
+
+struct RankPlace {
+  uint64_t node;    // topo/node_id.h: which ranks share a machine
+  int64_t pid;      // shared-memory segments and cross-memory attach name the process
+  int64_t ringKey;  // the rank's GPU in the topology's ring order (WEFT_RANK_GPU), -1: none
+};
+
+// Fills places[r] for every rank r (ours from this process, the rest gathered).
+weftResult_t gatherRankPlaces(Bootstrap& bs, std::vector<RankPlace>* places);
+
+// Our index among the ranks of our node, and how many ranks the node has.
+void localIndexOf(const std::vector<RankPlace>& places, int rank, int* index, int* count);
+
+}  // namespace weft
