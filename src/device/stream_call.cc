@@ -105,6 +105,14 @@ weftResult_t enqueueFailed(weftComm* comm, const char* fn, weftResult_t r, Stagi
 
 weftResult_t enqueueOnStream(weftComm* comm, const char* fn, const std::vector<Call>& calls,
                              weftStream_t stream) {
+  {
+    // As on the host path: a broken communicator refuses the call at once
+    // (and nothing is enqueued on the stream).
+    std::lock_guard<std::mutex> lock(comm->failMu);
+    if (comm->failure != weftSuccess)
+      return setError(comm->failure, "%s: communicator is broken by an earlier failure: %s", fn,
+                      comm->failureText.c_str());
+  }
   DeviceRuntime* rt = deviceRuntime();
   std::vector<StagedCall> staged(calls.size());
   size_t bytes = 0;
