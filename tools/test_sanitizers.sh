@@ -11,7 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 TARGETS=(weft weft_static weft-run weft_logic_tests weft_api_tests weft_rendezvous_tests
-         mp_soak mp_mismatch mp_fault mp_kill mp_collectives mp_coll_full)
+         weft_device_tests mp_soak mp_mismatch mp_fault mp_kill mp_collectives mp_coll_full
+         mp_device)
 SUPP=$PWD/tools/sanitizers
 
 tier() {  # NAME DIR SANITIZERS

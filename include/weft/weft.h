@@ -10,9 +10,20 @@
  *   - stream == NULL (WEFT_STREAM_HOST): host semantics. The call runs the
  *     collective on host memory and returns when it is complete on this rank
  *     (the blocking form). Use the *Async forms to overlap instead.
+ *     Buffers are host memory (pageable, pinned or managed); passing CUDA
+ *     device memory is weftInvalidArgument naming the buffer.
  *   - stream != NULL: a cudaStream_t. The collective is enqueued on the stream
- *     and the call returns at once, as in NCCL. Builds without CUDA reject a
- *     non-NULL stream with weftInvalidArgument.
+ *     and the call returns at once, without synchronising the host, as in
+ *     NCCL: it reads its inputs when the stream reaches it, and later work on
+ *     the stream sees its outputs. Buffers are CUDA device, managed or pinned
+ *     host memory, all of one device. Calls keep API order on a communicator,
+ *     whether on a stream or not. A failure is reported by
+ *     weftCommGetAsyncError (the outputs are then undefined), and the stream
+ *     never stays blocked on it (nor on weftCommAbort / weftCommDestroy).
+ *     Builds without CUDA, or without a usable GPU, reject a non-NULL stream
+ *     with weftInvalidArgument. Inside a group, the calls on one communicator
+ *     share one stream; weftGroupEnd enqueues them and returns, and
+ *     weftGroupEndAsync refuses them. See docs/cuda.md.
  *
  * Threads: calls on one communicator must be made in the same order on every
  * rank and must not run concurrently from two threads (as in NCCL and MPI),

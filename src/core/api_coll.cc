@@ -5,6 +5,7 @@
 #include "core/call.h"
 #include "core/comm.h"
 #include "core/error.h"
+#include "device/stream_call.h"
 
 using namespace weft;
 
@@ -18,15 +19,18 @@ weftResult_t submit(weftComm_t comm, const char* fn, Call call, weftStream_t str
   if (request != nullptr) *request = nullptr;
   WEFT_CHECK(validateCall(comm, fn, call, stream));
   call.seq = ++comm->seq;  // 1-based: the first call is #1
+  call.stream = stream;
   if (inGroup()) {
     if (request != nullptr)
       return setError(weftInvalidUsage,
                       "%s: non-blocking calls cannot be made inside a group; use weftGroupEndAsync",
                       fn);
-    recordInGroup(comm, call);
+    WEFT_CHECK(recordInGroup(comm, fn, call));
     return weftSuccess;
   }
   std::vector<Call> calls{call};
+  // On a stream: enqueued there, and its collective queued behind the others.
+  if (stream != nullptr) return enqueueOnStream(comm, fn, calls, stream);
   if (request == nullptr && comm->progress.idle()) return executeCalls(comm, calls);
   auto* req = new weftRequest();
   req->work = [comm, calls] { return executeCalls(comm, calls); };

@@ -30,6 +30,7 @@ struct Call {
   CollArgs args;  // count is per rank as the API defines it; args.root for rooted kinds
   int peer = -1;  // send / recv
   uint64_t seq = 0;
+  weftStream_t stream = nullptr;  // the caller's cudaStream_t (device/stream_call.h), or host
 };
 
 const char* collName(CollKind kind);
@@ -47,7 +48,8 @@ weftResult_t executeCalls(weftComm* comm, const std::vector<Call>& calls);
 
 // True while this thread is between weftGroupStart and weftGroupEnd.
 bool inGroup();
-// Records a validated call into this thread's open group.
-void recordInGroup(weftComm* comm, const Call& call);
+// Records a validated call into this thread's open group; every call of a
+// group on one communicator must use the same stream (or none).
+weftResult_t recordInGroup(weftComm* comm, const char* fn, const Call& call);
 
 }  // namespace weft

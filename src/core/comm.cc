@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <unordered_set>
 
 #include "core/config.h"
@@ -162,6 +163,10 @@ void weftComm::markBroken(weftResult_t r, const std::string& text) {
 
 weftComm::~weftComm() {
   progress.stop();
+  // No request runs any more: release the streams still waiting on staging
+  // (abort: at once; destroy: after they had time to drain).
+  if (streamStaging)
+    streamStaging->shutdown(aborted.load() ? 1.0 : std::min(config.timeoutSec, 10.0));
   copy.reset();
   board.reset();
   channels.reset();

@@ -19,6 +19,7 @@
 #include "collectives/tuner.h"
 #include "core/rank_place.h"
 #include "core/request.h"
+#include "device/staging_pool.h"
 #include "transports/ib/ib_available.h"
 #include "transports/peer_channels.h"
 #include "transports/shm/shm_transport.h"
@@ -75,6 +76,9 @@ struct weftComm {
   weft::CommTopo topo;  // nodes, views, trees (core/tune_init.cc)
   weft::Tuner tuner;
   weft::ProgressThread progress;
+  // Pinned staging of calls on a CUDA stream (device/stream_call.h), made at
+  // the first such call.
+  std::unique_ptr<weft::StagingPool> streamStaging;
   uint64_t seq = 0;  // collectives issued on this communicator
   // Collectives put on the wire (count > 0 or barrier) and the header that
   // checks every rank makes the same one (collectives/call_header.h).

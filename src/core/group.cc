@@ -2,13 +2,16 @@
 // once but only recorded, per thread; the outermost weftGroupEnd runs each
 // communicator's calls as one unit (point-to-point fused), and runs different
 // communicators concurrently on their progress threads, so one thread can
-// drive several ranks' communicators without deadlock.
+// drive several ranks' communicators without deadlock. A communicator whose
+// calls are on a CUDA stream has them enqueued there (device/stream_call.h)
+// instead: weftGroupEnd does not wait for those.
 #include <map>
 #include <vector>
 
 #include "core/call.h"
 #include "core/comm.h"
 #include "core/error.h"
+#include "device/stream_call.h"
 
 using namespace weft;
 
@@ -46,7 +49,28 @@ weftResult_t endGroup(weftRequest_t* request) {
     CommCall guard(comm, "weftGroupEnd");
     WEFT_CHECK(guard.status());
   }
-  if (g.order.empty()) {  // an empty group: nothing to run
+  // Calls on a stream first: enqueuing them never waits.
+  std::vector<weftComm*> hostComms;
+  for (weftComm* comm : g.order) {
+    const weftStream_t stream = g.calls[comm].front().stream;
+    if (stream == nullptr) {
+      hostComms.push_back(comm);
+    } else if (request != nullptr) {
+      return setError(weftInvalidUsage,
+                      "weftGroupEndAsync: the group has calls on a CUDA stream, which complete on "
+                      "their stream; end it with weftGroupEnd");
+    }
+  }
+  for (weftComm* comm : g.order) {
+    const weftStream_t stream = g.calls[comm].front().stream;
+    if (stream == nullptr) continue;
+    CommCall guard(comm, "weftGroupEnd");
+    WEFT_CHECK(guard.status());
+    WEFT_CHECK(enqueueOnStream(comm, "weftGroupEnd", g.calls[comm], stream));
+  }
+  g.order.swap(hostComms);
+  if (g.order.empty() && request == nullptr) return weftSuccess;  // all on streams
+  if (g.order.empty()) {                                          // an empty group: nothing to run
     if (request != nullptr) {
       *request = new weftRequest();
       (*request)->done.store(true);
@@ -79,13 +103,20 @@ namespace weft {
 
 bool inGroup() { return tlsGroup.depth > 0; }
 
-void recordInGroup(weftComm* comm, const Call& call) {
+weftResult_t recordInGroup(weftComm* comm, const char* fn, const Call& call) {
   auto it = tlsGroup.calls.find(comm);
   if (it == tlsGroup.calls.end()) {
     tlsGroup.order.push_back(comm);
     it = tlsGroup.calls.emplace(comm, std::vector<Call>()).first;
+  } else if (it->second.front().stream != call.stream) {
+    return setError(weftInvalidArgument,
+                    "%s: stream=%p differs from stream=%p of the earlier calls on this "
+                    "communicator in the group: a group's calls on one communicator share one "
+                    "stream",
+                    fn, call.stream, it->second.front().stream);
   }
   it->second.push_back(call);
+  return weftSuccess;
 }
 
 }  // namespace weft

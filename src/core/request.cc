@@ -73,6 +73,10 @@ void ProgressThread::loop() {
       std::lock_guard<std::mutex> lock(mu_);
       ++completed_;
     }
+    if (req->detached) {
+      delete req;
+      continue;
+    }
     {
       std::lock_guard<std::mutex> lock(req->mu);
       req->result = r;

@@ -23,6 +23,9 @@ struct weftRequest {
   // (each part runs on its own communicator's progress thread).
   std::vector<weftRequest*> parts;
   std::atomic<bool> done{false};
+  // Nobody waits for it (a call on a CUDA stream, whose stream waits instead):
+  // the progress thread frees it after running it.
+  bool detached = false;
   weftResult_t result = weftSuccess;
   std::string error;  // the sentence, copied from the progress thread
   std::mutex mu;

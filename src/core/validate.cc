@@ -7,6 +7,7 @@
 #include "core/call.h"
 #include "core/comm.h"
 #include "core/error.h"
+#include "device/stream_call.h"
 
 namespace weft {
 namespace {
@@ -30,12 +31,11 @@ bool reduces(CollKind k) {
 
 }  // namespace
 
-weftResult_t validateCall(weftComm* comm, const char* fn, const Call& call, weftStream_t stream) {
+namespace {
+
+weftResult_t validateArgs(weftComm* comm, const char* fn, const Call& call) {
   const CollArgs& a = call.args;
   const int n = comm->nranks, me = comm->rank;
-  if (stream != nullptr)
-    return setError(weftInvalidArgument,
-                    "%s: stream must be NULL (host buffers): this weft build has no CUDA", fn);
   if (call.kind == CollKind::kBarrier) return weftSuccess;
   // A C caller may pass any int as an enum: look at the raw value before the
   // enum is ever read as one (reading an out-of-range enum is undefined in C++).
@@ -109,6 +109,13 @@ weftResult_t validateCall(weftComm* comm, const char* fn, const Call& call, weft
       break;
   }
   return weftSuccess;
+}
+
+}  // namespace
+
+weftResult_t validateCall(weftComm* comm, const char* fn, const Call& call, weftStream_t stream) {
+  WEFT_CHECK(validateArgs(comm, fn, call));
+  return checkCallBuffers(comm, fn, call, stream);
 }
 
 }  // namespace weft

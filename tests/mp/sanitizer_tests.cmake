@@ -64,3 +64,16 @@ foreach(mode sigkill exit)
                    $<TARGET_FILE:mp_kill> 3 ${mode})
   set_tests_properties(mp-san.kill_rank.n3.${mode} PROPERTIES TIMEOUT 120 LABELS mp-san)
 endforeach()
+
+# Calls on a stream with the fake CUDA: the flags between the stream threads
+# and the progress thread, the staging pool, and a peer's abort.
+foreach(case "device.n3||" "device.peer_abort.n3|WEFT_TIMEOUT=8|--peer-abort")
+  string(REPLACE "|" ";" fields "${case}")
+  list(GET fields 0 name)
+  list(GET fields 1 env)
+  list(GET fields 2 arg)
+  add_test(NAME mp-san.${name}
+           COMMAND weft-run -n 3 --timeout 280 $<TARGET_FILE:mp_device> ${arg})
+  set_tests_properties(mp-san.${name} PROPERTIES
+    TIMEOUT 300 LABELS mp-san ENVIRONMENT "${_san_env};${env}")
+endforeach()

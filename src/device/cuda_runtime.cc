@@ -1,0 +1,258 @@
+// The DeviceRuntime of CUDA builds (device_runtime.h), on the CUDA runtime,
+// which weft links statically. Flags use the driver's stream memory
+// operations (cuStreamWriteValue32 / cuStreamWaitValue32), reached through
+// cudaGetDriverEntryPoint so that weft never links libcuda; where the driver
+// lacks them, a flag write is a host function (cudaLaunchHostFunc) and a flag
+// wait a one-thread polling kernel (cuda_flag_kernel.cu). Every CUDA failure
+// becomes weftUnhandledCudaError with a sentence naming the call.
+//
+// Ordering: cuStreamWriteValue32 without CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER
+// fences before the write, and runs after the stream's earlier copies
+// completed, so the host that acquires the flag sees the copied data. After
+// cuStreamWaitValue32 is satisfied, the stream's later copies read host memory
+// through PCIe, which is coherent with the CPU caches; the host stored the data
+// before its release store of the flag.
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <link.h>
+
+#include <cstring>
+
+#include <atomic>
+#include <mutex>
+
+#include "core/error.h"
+#include "device/device_runtime.h"
+
+namespace weft {
+
+cudaError_t launchWaitFlagKernel(const uint32_t* deviceFlag, uint32_t value, cudaStream_t stream);
+
+namespace {
+
+using PointerGetAttributesFn = CUresult (*)(unsigned, CUpointer_attribute*, void**, CUdeviceptr);
+using StreamValue32Fn = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned);
+
+weftResult_t cudaFailed(const char* call, cudaError_t rc) {
+  return setError(weftUnhandledCudaError, "%s failed: %s (%s)", call, cudaGetErrorName(rc),
+                  cudaGetErrorString(rc));
+}
+
+void* driverEntryPoint(const char* name) {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+  cudaError_t rc = cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &status);
+#else
+  cudaError_t rc = cudaGetDriverEntryPoint(name, &fn, cudaEnableDefault, &status);
+#endif
+  if (rc != cudaSuccess || status != cudaDriverEntryPointSuccess) {
+    cudaGetLastError();  // not sticky; do not leave it for the user
+    return nullptr;
+  }
+  return fn;
+}
+
+struct HostFlagWrite {
+  uint32_t* flag;
+  uint32_t value;
+};
+
+// dl_iterate_phdr callbacks: the loader's count of objects ever loaded (from
+// the first object, then stop), or whether libcuda is among the loaded ones.
+int loadCount(dl_phdr_info* info, size_t, void* arg) {
+  *static_cast<unsigned long long*>(arg) = info->dlpi_adds;
+  return 1;
+}
+int findLibcuda(dl_phdr_info* info, size_t, void* arg) {
+  if (info->dlpi_name != nullptr && std::strstr(info->dlpi_name, "libcuda.so") != nullptr) {
+    *static_cast<bool*>(arg) = true;
+    return 1;
+  }
+  return 0;
+}
+
+void CUDART_CB writeFlagOnHost(void* arg) {
+  auto* w = static_cast<HostFlagWrite*>(arg);
+  __atomic_store_n(w->flag, w->value, __ATOMIC_RELEASE);
+  delete w;
+}
+
+class CudaRuntime : public DeviceRuntime {
+ public:
+  std::string whyUnusable() override {
+    init();
+    return why_;
+  }
+  std::string streamProblem(void* stream) override {
+    // The collective is queued when the API is called, not when a graph is
+    // launched: capture cannot work on this path.
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    cudaError_t rc = cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &status);
+    if (rc != cudaSuccess) {
+      cudaGetLastError();
+      return std::string("cudaStreamIsCapturing failed: ") + cudaGetErrorString(rc);
+    }
+    if (status != cudaStreamCaptureStatusNone)
+      return "it is being captured into a CUDA graph, which the host-staged path cannot do";
+    return "";
+  }
+
+  bool mayHaveDeviceMemory() override {
+    // Device memory exists only once the process loaded the driver. While it
+    // is not loaded, each host call pays one loader lookup (about 30 ns: the
+    // count of objects loaded so far), and a scan only when that count moved.
+    // (dlopen with RTLD_NOLOAD costs tens of microseconds: it opens the file.)
+    if (driverLoaded_.load(std::memory_order_relaxed)) return true;
+    unsigned long long adds = 0;
+    dl_iterate_phdr(loadCount, &adds);
+    if (adds == scannedAdds_.load(std::memory_order_relaxed)) return false;
+    bool found = false;
+    dl_iterate_phdr(findLibcuda, &found);
+    scannedAdds_.store(adds, std::memory_order_relaxed);
+    if (found) driverLoaded_.store(true, std::memory_order_relaxed);
+    return found;
+  }
+
+  weftResult_t classify(const void* ptr, PointerInfo* info) override {
+    *info = PointerInfo();
+    init();
+    if (!why_.empty() || getAttributes_ == nullptr) return weftSuccess;  // no device: host
+    unsigned memType = 0, managed = 0;  // managed may be written as a 1-byte bool
+    int ordinal = -1;
+    CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                   CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                   CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+    void* data[] = {&memType, &managed, &ordinal};
+    // Unknown (pageable) pointers are not an error: the attributes stay zero.
+    CUresult rc = getAttributes_(3, attrs, data, reinterpret_cast<CUdeviceptr>(ptr));
+    if (rc != CUDA_SUCCESS)
+      return setError(weftUnhandledCudaError, "cuPointerGetAttributes(%p) failed: CUresult %d", ptr,
+                      static_cast<int>(rc));
+    if (managed != 0) {
+      info->kind = MemKind::kManaged;
+      info->device = ordinal;
+    } else if (memType == CU_MEMORYTYPE_DEVICE) {
+      info->kind = MemKind::kDevice;
+      info->device = ordinal;
+    } else if (memType == CU_MEMORYTYPE_HOST) {
+      info->kind = MemKind::kPinnedHost;
+    }
+    return weftSuccess;
+  }
+
+  weftResult_t allocPinned(size_t bytes, void** ptr) override {
+    cudaError_t rc = cudaHostAlloc(ptr, bytes, cudaHostAllocPortable | cudaHostAllocMapped);
+    return rc == cudaSuccess ? weftSuccess : cudaFailed("cudaHostAlloc (staging)", rc);
+  }
+  void freePinned(void* ptr) override { cudaFreeHost(ptr); }
+
+  weftResult_t beginEnqueue(int device, int* saved) override {
+    *saved = -1;
+    if (device < 0) return weftSuccess;
+    int current = -1;
+    cudaError_t rc = cudaGetDevice(&current);
+    if (rc != cudaSuccess) return cudaFailed("cudaGetDevice", rc);
+    if (current == device) return weftSuccess;
+    rc = cudaSetDevice(device);
+    if (rc != cudaSuccess) return cudaFailed("cudaSetDevice (the buffers' device)", rc);
+    *saved = current;
+    return weftSuccess;
+  }
+  void endEnqueue(int saved) override {
+    if (saved >= 0) cudaSetDevice(saved);
+  }
+
+  weftResult_t copyAsync(void* dst, const void* src, size_t bytes, void* stream) override {
+    cudaError_t rc =
+        cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, static_cast<cudaStream_t>(stream));
+    return rc == cudaSuccess ? weftSuccess : cudaFailed("cudaMemcpyAsync", rc);
+  }
+
+  weftResult_t writeFlagAsync(uint32_t* flag, uint32_t value, void* stream) override {
+    auto s = static_cast<cudaStream_t>(stream);
+    if (writeValue_ != nullptr && memOps_.load(std::memory_order_relaxed)) {
+      CUdeviceptr d = 0;
+      WEFT_CHECK(devicePointer(flag, &d));
+      CUresult rc = writeValue_(reinterpret_cast<CUstream>(s), d, value, 0);
+      if (rc == CUDA_SUCCESS) return weftSuccess;
+      if (rc != CUDA_ERROR_NOT_SUPPORTED)
+        return setError(weftUnhandledCudaError, "cuStreamWriteValue32 failed: CUresult %d",
+                        static_cast<int>(rc));
+      memOps_.store(false, std::memory_order_relaxed);
+    }
+    auto* w = new HostFlagWrite{flag, value};
+    cudaError_t rc = cudaLaunchHostFunc(s, writeFlagOnHost, w);
+    if (rc != cudaSuccess) {
+      delete w;
+      return cudaFailed("cudaLaunchHostFunc (flag write)", rc);
+    }
+    return weftSuccess;
+  }
+
+  weftResult_t waitFlagAsync(const uint32_t* flag, uint32_t value, void* stream) override {
+    auto s = static_cast<cudaStream_t>(stream);
+    CUdeviceptr d = 0;
+    WEFT_CHECK(devicePointer(flag, &d));
+    if (waitValue_ != nullptr && memOps_.load(std::memory_order_relaxed)) {
+      CUresult rc = waitValue_(reinterpret_cast<CUstream>(s), d, value, CU_STREAM_WAIT_VALUE_GEQ);
+      if (rc == CUDA_SUCCESS) return weftSuccess;
+      if (rc != CUDA_ERROR_NOT_SUPPORTED)
+        return setError(weftUnhandledCudaError, "cuStreamWaitValue32 failed: CUresult %d",
+                        static_cast<int>(rc));
+      memOps_.store(false, std::memory_order_relaxed);
+    }
+    cudaError_t rc = launchWaitFlagKernel(reinterpret_cast<const uint32_t*>(d), value, s);
+    return rc == cudaSuccess ? weftSuccess : cudaFailed("launching the flag-wait kernel", rc);
+  }
+
+ private:
+  void init() {
+    std::call_once(once_, [this] {
+      int n = 0;
+      cudaError_t rc = cudaGetDeviceCount(&n);
+      if (rc != cudaSuccess) {
+        why_ = std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(rc);
+        cudaGetLastError();
+        return;
+      }
+      if (n == 0) {
+        why_ = "no CUDA device is visible";
+        return;
+      }
+      getAttributes_ =
+          reinterpret_cast<PointerGetAttributesFn>(driverEntryPoint("cuPointerGetAttributes"));
+      writeValue_ = reinterpret_cast<StreamValue32Fn>(driverEntryPoint("cuStreamWriteValue32"));
+      waitValue_ = reinterpret_cast<StreamValue32Fn>(driverEntryPoint("cuStreamWaitValue32"));
+      if (getAttributes_ == nullptr)
+        why_ = "the CUDA driver has no cuPointerGetAttributes entry point";
+      driverLoaded_.store(true, std::memory_order_relaxed);
+    });
+  }
+
+  static weftResult_t devicePointer(const uint32_t* flag, CUdeviceptr* out) {
+    void* d = nullptr;
+    cudaError_t rc = cudaHostGetDevicePointer(&d, const_cast<uint32_t*>(flag), 0);
+    if (rc != cudaSuccess) return cudaFailed("cudaHostGetDevicePointer (stream flag)", rc);
+    *out = reinterpret_cast<CUdeviceptr>(d);
+    return weftSuccess;
+  }
+
+  std::once_flag once_;
+  std::string why_;
+  std::atomic<bool> driverLoaded_{false};
+  std::atomic<unsigned long long> scannedAdds_{0};
+  std::atomic<bool> memOps_{true};
+  PointerGetAttributesFn getAttributes_ = nullptr;
+  StreamValue32Fn writeValue_ = nullptr;
+  StreamValue32Fn waitValue_ = nullptr;
+};
+
+}  // namespace
+
+DeviceRuntime* cudaDeviceRuntime() {
+  static CudaRuntime* rt = new CudaRuntime();  // never destroyed: streams may outlive main
+  return rt;
+}
+
+}  // namespace weft

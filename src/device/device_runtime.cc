@@ -1,0 +1,82 @@
+// Which DeviceRuntime weft uses (device_runtime.h), and the runtime of builds
+// without CUDA: every pointer is host memory and no stream can be used.
+#include "device/device_runtime.h"
+
+#include <atomic>
+
+#include "core/error.h"
+
+namespace weft {
+
+#ifdef WEFT_HAVE_CUDA
+DeviceRuntime* cudaDeviceRuntime();  // cuda_runtime.cc
+#endif
+
+namespace {
+
+class NoDeviceRuntime : public DeviceRuntime {
+ public:
+  std::string whyUnusable() override { return "this weft build has no CUDA"; }
+  std::string streamProblem(void*) override { return "this weft build has no CUDA"; }
+  bool mayHaveDeviceMemory() override { return false; }
+  weftResult_t classify(const void*, PointerInfo* info) override {
+    *info = PointerInfo();
+    return weftSuccess;
+  }
+  weftResult_t allocPinned(size_t, void**) override { return unusable("allocPinned"); }
+  void freePinned(void*) override {}
+  weftResult_t beginEnqueue(int, int*) override { return unusable("beginEnqueue"); }
+  void endEnqueue(int) override {}
+  weftResult_t copyAsync(void*, const void*, size_t, void*) override {
+    return unusable("copyAsync");
+  }
+  weftResult_t writeFlagAsync(uint32_t*, uint32_t, void*) override {
+    return unusable("writeFlagAsync");
+  }
+  weftResult_t waitFlagAsync(const uint32_t*, uint32_t, void*) override {
+    return unusable("waitFlagAsync");
+  }
+
+ private:
+  static weftResult_t unusable(const char* what) {
+    return setError(weftInternalError, "%s: this weft build has no CUDA", what);
+  }
+};
+
+std::atomic<DeviceRuntime*> gOverride{nullptr};
+
+DeviceRuntime* defaultRuntime() {
+#ifdef WEFT_HAVE_CUDA
+  return cudaDeviceRuntime();
+#else
+  static NoDeviceRuntime none;
+  return &none;
+#endif
+}
+
+}  // namespace
+
+const char* memKindName(MemKind kind) {
+  switch (kind) {
+    case MemKind::kHost:
+      return "pageable host memory";
+    case MemKind::kPinnedHost:
+      return "pinned host memory";
+    case MemKind::kDevice:
+      return "CUDA device memory";
+    case MemKind::kManaged:
+      return "CUDA managed memory";
+  }
+  return "?";
+}
+
+DeviceRuntime* deviceRuntime() {
+  DeviceRuntime* rt = gOverride.load(std::memory_order_acquire);
+  return rt != nullptr ? rt : defaultRuntime();
+}
+
+void setDeviceRuntimeForTesting(DeviceRuntime* runtime) {
+  gOverride.store(runtime, std::memory_order_release);
+}
+
+}  // namespace weft

@@ -1,0 +1,79 @@
+// What weft needs from CUDA, as one small interface, so that the stream path
+// (stream_call.h) is written once and tested without a GPU: the CUDA build
+// implements it with the CUDA runtime (cuda_runtime.cc), tests swap in a fake
+// (fake_runtime.h) whose "streams" are threads and whose "device memory"
+// faults when the host touches it, and CPU-only builds get a runtime that
+// says no device is usable.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "weft/weft.h"
+
+namespace weft {
+
+enum class MemKind {
+  kHost,        // pageable host memory (or anything CUDA does not know)
+  kPinnedHost,  // cudaHostAlloc / cudaHostRegister: host memory the GPU can reach
+  kDevice,      // cudaMalloc: never touched from the host
+  kManaged      // cudaMallocManaged
+};
+
+struct PointerInfo {
+  MemKind kind = MemKind::kHost;
+  int device = -1;  // ordinal for kDevice and kManaged
+};
+
+const char* memKindName(MemKind kind);
+
+class DeviceRuntime {
+ public:
+  virtual ~DeviceRuntime() = default;
+
+  // "" when streams can be used; otherwise why not (ends a sentence).
+  virtual std::string whyUnusable() = 0;
+  // "" when `stream` can take a call; otherwise why not (the fake knows its
+  // streams; CUDA refuses a stream being captured into a graph).
+  virtual std::string streamProblem(void* stream) = 0;
+  // Cheap gate for the host (NULL stream) path: false when this process cannot
+  // hold device memory (the CUDA driver is not even loaded), so that host
+  // calls need not classify their buffers.
+  virtual bool mayHaveDeviceMemory() = 0;
+  virtual weftResult_t classify(const void* ptr, PointerInfo* info) = 0;
+
+  // Pinned, mapped host memory (staging and flags), usable from any device.
+  virtual weftResult_t allocPinned(size_t bytes, void** ptr) = 0;
+  virtual void freePinned(void* ptr) = 0;
+
+  // Makes `device` (-1: leave as is) current for the enqueue calls that
+  // follow on this thread; endEnqueue restores what was current.
+  virtual weftResult_t beginEnqueue(int device, int* saved) = 0;
+  virtual void endEnqueue(int saved) = 0;
+
+  // Stream operations, executed in enqueue order on `stream`.
+  // Copies `bytes` between any two of host, pinned, device or managed memory.
+  virtual weftResult_t copyAsync(void* dst, const void* src, size_t bytes, void* stream) = 0;
+  // When the stream reaches this point (everything before it complete and
+  // visible to the host), it stores `value` into the pinned word `flag`.
+  virtual weftResult_t writeFlagAsync(uint32_t* flag, uint32_t value, void* stream) = 0;
+  // The stream does not go past this point until (int32_t)(*flag - value) >= 0
+  // (a cyclic "flag reached value", as CU_STREAM_WAIT_VALUE_GEQ); what the host
+  // wrote before raising the flag is then visible to what follows.
+  virtual weftResult_t waitFlagAsync(const uint32_t* flag, uint32_t value, void* stream) = 0;
+};
+
+// The runtime in use: the test override if one is set, else CUDA in CUDA
+// builds, else one that reports that no device is usable.
+DeviceRuntime* deviceRuntime();
+// Test hook (not a public knob): replaces the runtime for the whole process;
+// nullptr restores the default. Set it before the first call on a stream.
+void setDeviceRuntimeForTesting(DeviceRuntime* runtime);
+
+// Cyclic comparison of flag values (both sides use it).
+inline bool flagReached(uint32_t flag, uint32_t value) {
+  return static_cast<int32_t>(flag - value) >= 0;
+}
+
+}  // namespace weft

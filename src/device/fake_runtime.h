@@ -1,0 +1,53 @@
+// A fake CUDA for tests without a GPU (never used by the library itself):
+// a "stream" is an in-order worker thread, and "device memory" is a memfd
+// mapped twice, once PROT_NONE (the pointer handed out) and once read-write
+// (only the fake's copies use it), so a host access by weft to device memory
+// crashes the test instead of passing it. Pointers are classified through a
+// registry of fake allocations. Select it with
+//   weft::setDeviceRuntimeForTesting(weft::fake::runtime());
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "device/device_runtime.h"
+
+namespace weft {
+namespace fake {
+
+DeviceRuntime* runtime();
+
+// Device (PROT_NONE to the host) and managed (ordinary) memory on fake device
+// `device`; pinned host memory as the runtime's allocPinned gives it.
+void* deviceAlloc(size_t bytes, int device = 0);
+void* managedAlloc(size_t bytes, int device = 0);
+void* pinnedAlloc(size_t bytes);
+void memFree(void* ptr);  // any of the three
+// Synchronous copies through the read-write view (like cudaMemcpy).
+void copyToDevice(void* dst, const void* src, size_t bytes);
+void copyFromDevice(void* dst, const void* src, size_t bytes);
+void deviceMemset(void* dst, int byte, size_t bytes);
+
+// Streams. The handle is a weftStream_t for the API.
+void* streamCreate();
+void streamDestroy(void* stream);  // after it drained
+// Blocks until everything enqueued so far ran.
+void streamSync(void* stream);
+// Stall: the stream finishes the operation it is in, then runs nothing more
+// until streamResume (how a test proves that a call did not wait for it).
+void streamStall(void* stream);
+void streamResume(void* stream);
+// Operations the stream has run since it was created.
+uint64_t streamOpsDone(void* stream);
+// Enqueues a host function (for tests of in-order execution).
+void streamEnqueueHost(void* stream, void (*fn)(void*), void* arg);
+
+// Internal to the fake (fake_memory.cc): the address the fake's own copies use
+// for `ptr`, after checking that [ptr, ptr+bytes) lies inside one allocation
+// when ptr is in fake memory (a stray copy aborts the test with a message).
+void* accessible(const void* ptr, size_t bytes);
+weftResult_t classifyFake(const void* ptr, PointerInfo* info);
+bool anyFakeDeviceMemory();
+
+}  // namespace fake
+}  // namespace weft

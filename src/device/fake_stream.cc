@@ -1,0 +1,170 @@
+// Fake streams and the fake DeviceRuntime for tests (fake_runtime.h). A
+// stream is a worker thread running queued operations one at a time, in
+// order, as a CUDA stream does. Flag operations follow the memory-ordering
+// contract of device_runtime.h: a flag write is a release store made after
+// every earlier operation of the stream completed (so whoever acquires the
+// flag sees what those copies wrote), and a flag wait acquires, so the
+// operations after it see what the host wrote before raising the flag.
+#include <sched.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "device/fake_runtime.h"
+
+namespace weft {
+namespace fake {
+namespace {
+
+class Stream {
+ public:
+  Stream() : thread_([this] { loop(); }) {}
+  ~Stream() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+      stalled_ = false;
+      cv_.notify_all();
+    }
+    thread_.join();
+  }
+  void enqueue(std::function<void()> op) {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(op));
+    ++enqueued_;
+    cv_.notify_all();
+  }
+  void sync() {
+    std::unique_lock<std::mutex> lock(mu_);
+    const uint64_t target = enqueued_;
+    idle_.wait(lock, [&] { return done_ >= target; });
+  }
+  void stall(bool on) {
+    std::lock_guard<std::mutex> lock(mu_);
+    stalled_ = on;
+    cv_.notify_all();
+  }
+  uint64_t opsDone() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return done_;
+  }
+
+ private:
+  void loop() {
+    for (;;) {
+      std::function<void()> op;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return stopping_ || (!stalled_ && !queue_.empty()); });
+        if (queue_.empty() || (stopping_ && stalled_)) return;
+        op = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      op();
+      std::lock_guard<std::mutex> lock(mu_);
+      ++done_;
+      idle_.notify_all();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_, idle_;
+  std::deque<std::function<void()>> queue_;
+  uint64_t enqueued_ = 0, done_ = 0;
+  bool stalled_ = false, stopping_ = false;
+  std::thread thread_;
+};
+
+std::mutex streamsMu;
+std::set<void*>& streams() {
+  static auto* s = new std::set<void*>();
+  return *s;
+}
+
+Stream* asStream(void* handle) { return static_cast<Stream*>(handle); }
+
+class FakeRuntime : public DeviceRuntime {
+ public:
+  std::string whyUnusable() override { return ""; }
+  std::string streamProblem(void* stream) override {
+    std::lock_guard<std::mutex> lock(streamsMu);
+    return streams().count(stream) != 0 ? "" : "it is not a stream of the fake runtime";
+  }
+  bool mayHaveDeviceMemory() override { return anyFakeDeviceMemory(); }
+  weftResult_t classify(const void* ptr, PointerInfo* info) override {
+    return classifyFake(ptr, info);
+  }
+  weftResult_t allocPinned(size_t bytes, void** ptr) override {
+    *ptr = pinnedAlloc(bytes);
+    return weftSuccess;
+  }
+  void freePinned(void* ptr) override { memFree(ptr); }
+  weftResult_t beginEnqueue(int, int* saved) override {
+    *saved = -1;
+    return weftSuccess;
+  }
+  void endEnqueue(int) override {}
+  weftResult_t copyAsync(void* dst, const void* src, size_t bytes, void* stream) override {
+    asStream(stream)->enqueue([dst, src, bytes] {
+      if (bytes > 0) std::memcpy(accessible(dst, bytes), accessible(src, bytes), bytes);
+    });
+    return weftSuccess;
+  }
+  weftResult_t writeFlagAsync(uint32_t* flag, uint32_t value, void* stream) override {
+    asStream(stream)->enqueue([flag, value] { __atomic_store_n(flag, value, __ATOMIC_RELEASE); });
+    return weftSuccess;
+  }
+  weftResult_t waitFlagAsync(const uint32_t* flag, uint32_t value, void* stream) override {
+    asStream(stream)->enqueue([flag, value] {
+      // Polls like a GPU front end would; sleeps so that a long wait costs no CPU.
+      for (int i = 0; !flagReached(__atomic_load_n(flag, __ATOMIC_ACQUIRE), value); ++i) {
+        if (i < 100)
+          sched_yield();
+        else
+          usleep(50);
+      }
+    });
+    return weftSuccess;
+  }
+};
+
+}  // namespace
+
+DeviceRuntime* runtime() {
+  static FakeRuntime* rt = new FakeRuntime();  // never destroyed: streams may outlive main
+  return rt;
+}
+
+void* streamCreate() {
+  auto* s = new Stream();
+  std::lock_guard<std::mutex> lock(streamsMu);
+  streams().insert(s);
+  return s;
+}
+
+void streamDestroy(void* stream) {
+  {
+    std::lock_guard<std::mutex> lock(streamsMu);
+    streams().erase(stream);
+  }
+  asStream(stream)->sync();
+  delete asStream(stream);
+}
+
+void streamSync(void* stream) { asStream(stream)->sync(); }
+void streamStall(void* stream) { asStream(stream)->stall(true); }
+void streamResume(void* stream) { asStream(stream)->stall(false); }
+uint64_t streamOpsDone(void* stream) { return asStream(stream)->opsDone(); }
+
+void streamEnqueueHost(void* stream, void (*fn)(void*), void* arg) {
+  asStream(stream)->enqueue([fn, arg] { fn(arg); });
+}
+
+}  // namespace fake
+}  // namespace weft

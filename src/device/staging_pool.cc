@@ -1,0 +1,121 @@
+// The staging pool of calls on a stream (see staging_pool.h for the flags).
+#include "device/staging_pool.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace weft {
+namespace {
+
+constexpr size_t kLine = 64;
+constexpr size_t kHeader = 4 * kLine;  // three flag lines, data starts aligned
+constexpr size_t kMinCapacity = 64 << 10;
+constexpr size_t kMaxIdleBlocks = 8;  // beyond this, free idle blocks too small to reuse
+
+size_t roundUpPow2(size_t n) {
+  size_t p = kMinCapacity;
+  while (p < n) p <<= 1;
+  return p;
+}
+
+}  // namespace
+
+StagingPool::~StagingPool() { shutdown(0); }
+
+bool StagingPool::isFree(const StagingBlock* b) const {
+  // Acquire pairs with the stream's write of `freed`, which follows its last
+  // read of the block: what we do with the block next happens after it.
+  return flagReached(__atomic_load_n(b->freed, __ATOMIC_ACQUIRE), b->gen);
+}
+
+weftResult_t StagingPool::acquire(size_t bytes, StagingBlock** block) {
+  std::lock_guard<std::mutex> lock(mu_);
+  StagingBlock* best = nullptr;
+  size_t idleSmall = 0;
+  for (StagingBlock* b : blocks_) {
+    if (!isFree(b)) continue;
+    if (b->capacity < bytes) {
+      ++idleSmall;
+      continue;
+    }
+    if (best == nullptr || b->capacity < best->capacity) best = b;
+  }
+  if (best == nullptr) {
+    if (idleSmall > 0 && blocks_.size() >= kMaxIdleBlocks) {
+      // Sizes grew: drop the idle blocks that can no longer serve.
+      std::vector<StagingBlock*> keep;
+      for (StagingBlock* b : blocks_) {
+        if (isFree(b) && b->capacity < bytes) {
+          rt_->freePinned(b->mem);
+          delete b;
+        } else {
+          keep.push_back(b);
+        }
+      }
+      blocks_.swap(keep);
+    }
+    WEFT_CHECK(grow(bytes, &best));
+  }
+  ++best->gen;
+  *block = best;
+  return weftSuccess;
+}
+
+weftResult_t StagingPool::grow(size_t bytes, StagingBlock** block) {
+  const size_t capacity = roundUpPow2(bytes);
+  void* mem = nullptr;
+  WEFT_CHECK(rt_->allocPinned(kHeader + capacity, &mem));
+  auto* b = new StagingBlock();
+  b->mem = mem;
+  auto* base = static_cast<char*>(mem);
+  std::memset(base, 0, kHeader);  // every flag at gen 0: free, nothing ready
+  b->ready = reinterpret_cast<uint32_t*>(base);
+  b->done = reinterpret_cast<uint32_t*>(base + kLine);
+  b->freed = reinterpret_cast<uint32_t*>(base + 2 * kLine);
+  b->data = base + kHeader;
+  b->capacity = capacity;
+  blocks_.push_back(b);
+  *block = b;
+  return weftSuccess;
+}
+
+void StagingPool::abandon(StagingBlock* block) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    if (blocks_[i] == block) {
+      blocks_.erase(blocks_.begin() + static_cast<long>(i));
+      break;
+    }
+  }
+  // The pinned memory is leaked on purpose; only the bookkeeping goes.
+  delete block;
+}
+
+void StagingPool::shutdown(double seconds) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (StagingBlock* b : blocks_)
+    if (!isFree(b)) __atomic_store_n(b->done, b->gen, __ATOMIC_RELEASE);
+  auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  for (;;) {
+    bool busy = false;
+    for (StagingBlock* b : blocks_) busy = busy || !isFree(b);
+    if (!busy || std::chrono::steady_clock::now() >= until) break;
+    usleep(1000);
+  }
+  for (StagingBlock* b : blocks_) {
+    if (isFree(b)) rt_->freePinned(b->mem);  // else leaked: a stream may still use it
+    delete b;
+  }
+  blocks_.clear();
+}
+
+size_t StagingPool::blocks() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return blocks_.size();
+}
+
+}  // namespace weft

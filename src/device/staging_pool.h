@@ -1,0 +1,62 @@
+// Pinned staging blocks for calls on a stream, one pool per communicator.
+// First touch of pinned pages is expensive, so blocks are reused across calls
+// and the steady state allocates nothing; the pool grows when a call needs
+// more, or when more calls are in flight on the stream than it has blocks.
+//
+// A block carries three flags, each a uint32 on its own cache line of the
+// same pinned allocation, and a generation number `gen` bumped at each use:
+//   ready  written by the stream  (inputs staged)     read by the progress thread
+//   done   written by the progress thread (results staged, or failed)  read by the stream
+//   freed  written by the stream  (results copied out) read by the pool
+// Flags only grow (cyclically), so no reset is needed between uses and a
+// stale value can never look like the current use. A block is reused only
+// once freed == gen: after the stream's last touch of it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "device/device_runtime.h"
+
+namespace weft {
+
+struct StagingBlock {
+  void* mem = nullptr;  // the pinned allocation (flags, then data)
+  uint32_t* ready = nullptr;
+  uint32_t* done = nullptr;
+  uint32_t* freed = nullptr;
+  char* data = nullptr;
+  size_t capacity = 0;
+  uint32_t gen = 0;  // the current (or last) use
+};
+
+class StagingPool {
+ public:
+  explicit StagingPool(DeviceRuntime* rt) : rt_(rt) {}
+  ~StagingPool();
+  StagingPool(const StagingPool&) = delete;
+  StagingPool& operator=(const StagingPool&) = delete;
+
+  // A free block of at least `bytes`, its gen already advanced for this use.
+  weftResult_t acquire(size_t bytes, StagingBlock** block);
+  // Gives up on a block whose stream operations were only partly enqueued:
+  // it is never reused nor freed (the stream may still write into it).
+  void abandon(StagingBlock* block);
+  // Raises `done` of every block in use (so no stream waits on this pool any
+  // more), waits up to `seconds` for the streams to free them, frees what was
+  // freed and leaks the rest (a stream may still copy through it).
+  void shutdown(double seconds);
+  size_t blocks();
+
+ private:
+  bool isFree(const StagingBlock* b) const;
+  weftResult_t grow(size_t bytes, StagingBlock** block);
+
+  DeviceRuntime* rt_;
+  std::mutex mu_;
+  std::vector<StagingBlock*> blocks_;
+};
+
+}  // namespace weft

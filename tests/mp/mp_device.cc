@@ -1,0 +1,103 @@
+// mp_device: the multi-process test of calls on a CUDA stream, run with the
+// fake CUDA of src/device/fake_runtime.h (no GPU needed): device buffers are
+// PROT_NONE to the host, so weft reading one on the host would crash the
+// rank.  weft-run -n N mp_device [--only G,..] [--peer-abort]
+// --peer-abort runs only the failure case (give it a short WEFT_TIMEOUT).
+#include <weft/weft.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "device/device_runtime.h"
+#include "mp_device.h"
+#include "mp_launch.h"
+
+namespace mpdev {
+
+bool callOk(Ctx& c, const std::string& what, weftResult_t r) {
+  if (r == weftSuccess) return true;
+  c.log->fail(what + ": returned " + weftGetErrorString(r) + ": " + weftGetLastError(nullptr));
+  return false;
+}
+
+void expectSame(Ctx& c, const std::string& what, const std::string& cmp) {
+  if (cmp.empty())
+    c.log->pass();
+  else
+    c.log->fail(what + ": " + cmp);
+}
+
+void sync(Ctx& c) { weft::fake::streamSync(c.stream); }
+
+}  // namespace mpdev
+
+namespace {
+
+struct Group {
+  const char* name;
+  bool (*run)(mpdev::Ctx&);
+};
+
+const Group kGroups[] = {
+    {"collectives", mpdev::checkCollectives},
+    {"inflight", mpdev::checkInFlight},
+    {"stalled", mpdev::checkStalled},
+    {"interleaved", mpdev::checkInterleaved},
+    {"group", mpdev::checkGroup},
+    {"badinput", mpdev::checkBadInput},
+};
+
+bool selected(const std::string& only, const char* name) {
+  if (only.empty()) return true;
+  return ("," + only + ",").find(std::string(",") + name + ",") != std::string::npos;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string only;
+  bool peerAbort = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
+      only = argv[++i];
+    } else if (!std::strcmp(argv[i], "--peer-abort")) {
+      peerAbort = true;
+    } else {
+      std::fprintf(stderr, "usage: mp_device [--only G,..] [--peer-abort]\n");
+      return 2;
+    }
+  }
+  weft::setDeviceRuntimeForTesting(weft::fake::runtime());
+  mpdev::Ctx c;
+  std::string why;
+  if (!mp::launchInit(false, &argc, &argv, &c.comm, &why)) {
+    std::fprintf(stderr, "mp_device: %s\n", why.c_str());
+    return 1;
+  }
+  weftCommUserRank(c.comm, &c.rank);
+  weftCommCount(c.comm, &c.nranks);
+  mp::Log log(c.rank);
+  c.log = &log;
+  c.stream = weft::fake::streamCreate();
+  if (peerAbort) {
+    mpdev::checkPeerAbort(c);
+  } else {
+    for (const Group& g : kGroups) {
+      if (!selected(only, g.name)) continue;
+      if (!g.run(c)) {
+        log.fail(std::string(g.name) + ": a call failed; skipping the remaining groups");
+        break;
+      }
+    }
+  }
+  weft::fake::streamSync(c.stream);
+  if (c.comm != nullptr) {
+    weftResult_t r = peerAbort ? weftCommAbort(c.comm) : weftCommDestroy(c.comm);
+    if (r != weftSuccess)
+      log.fail(std::string("closing the communicator: ") + weftGetLastError(nullptr));
+  }
+  weft::fake::streamDestroy(c.stream);
+  std::printf("rank %d: %d passed, %d failed\n", c.rank, log.passes(), log.failures());
+  return log.failures() == 0 ? 0 : 1;
+}
