@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the build into a fresh prefix and builds a user's program against
+# it twice, the two ways the README promises: CMake's find_package(weft)
+# (weft::weft) and pkg-config (`pkg-config --cflags --libs weft`); runs both.
+# Catches packaging faults that an in-tree build never sees (a dependency the
+# exported targets name but the package file does not find, a wrong prefix in
+# the .pc file, a header that is not installed).
+#   install_test.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build=$1
+src=$2
+work=$(mktemp -d /tmp/weft-install.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cmake --install "$build" --prefix "$work/prefix" >"$work/install.log"
+# find_package, with nothing of weft's build tree on the path
+cmake -S "$src/tests/install/consumer" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$work/prefix" \
+  >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; exit 1; }
+cmake --build "$work/cmake" >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
+LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" "$work/cmake/consumer_shared"
+# pkg-config
+pcdir=$(dirname "$(find "$work/prefix" -name weft.pc | head -1)")
+flags=$(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs weft)
+cc -std=c11 -Wall -Werror -o "$work/consumer_pc" "$src/tests/install/consumer/main.c" $flags
+LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" "$work/consumer_pc"
+echo "install_test: find_package and pkg-config consumers built and ran"
