@@ -37,9 +37,11 @@ fi
 macro=$(echo "WEFT_FUZZ_$target" | tr '[:lower:]' '[:upper:]')
 bin=$out/fuzz_$target
 sources="$src/tests/fuzz/fuzz_parsers.cc $src/src/bootstrap/wire.cc $src/collectives/call_header.cc"
-# A library built with the verbs transport needs libibverbs too.
+# A library built with the verbs transport needs libibverbs too ...
 verbs=""
 if nm "$lib" 2>/dev/null | grep -q " U ibv_get_device_list"; then verbs=-libverbs; fi
+# ... and librdmacm, for the WEFT_IB_RDMACM connection setup.
+if nm "$lib" 2>/dev/null | grep -q " U rdma_get_devices"; then verbs="-lrdmacm $verbs"; fi
 stale=0
 for f in $sources "$lib"; do
   [ "$f" -nt "$bin" ] && stale=1
