@@ -19,6 +19,8 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <cstring>
+
 #include "core/comm.h"
 #include "core/error.h"
 #include "core/wait.h"
@@ -101,6 +103,37 @@ weftResult_t enqueueFailed(weftComm* comm, const char* fn, weftResult_t r, Stagi
   return setErrorString(r, text);
 }
 
+// All inputs of a group are staged before its first call runs, so a call that
+// reads what an earlier call of the same group writes would read the old
+// bytes. Such a group is refused rather than silently wrong. Quadratic in the
+// group's calls, which is cheap next to the two copies each call enqueues.
+weftResult_t checkGroupReads(const char* fn, const std::vector<Call>& calls, int rank, int nranks) {
+  for (size_t j = 1; j < calls.size(); ++j) {
+    BufferUse later[2];
+    const int nl = buffersOf(calls[j], rank, nranks, later);
+    for (int b = 0; b < nl; ++b) {
+      if (std::strcmp(later[b].name, "sendbuff") != 0) continue;
+      const char* lo = static_cast<const char*>(later[b].ptr);
+      for (size_t i = 0; i < j; ++i) {
+        BufferUse earlier[2];
+        const int ne = buffersOf(calls[i], rank, nranks, earlier);
+        for (int a = 0; a < ne; ++a) {
+          if (std::strcmp(earlier[a].name, "recvbuff") != 0) continue;
+          const char* out = static_cast<const char*>(earlier[a].ptr);
+          if (lo < out + earlier[a].bytes && out < lo + later[b].bytes)
+            return setError(weftInvalidUsage,
+                            "%s: call %zu of the group (%s) reads sendbuff that call %zu (%s) "
+                            "writes; on a stream a group's inputs are all staged before its "
+                            "first call runs: end the group between the two",
+                            fn, j + 1, describeCall(calls[j]).c_str(), i + 1,
+                            describeCall(calls[i]).c_str());
+        }
+      }
+    }
+  }
+  return weftSuccess;
+}
+
 }  // namespace
 
 weftResult_t enqueueOnStream(weftComm* comm, const char* fn, const std::vector<Call>& calls,
@@ -113,6 +146,7 @@ weftResult_t enqueueOnStream(weftComm* comm, const char* fn, const std::vector<C
       return setError(comm->failure, "%s: communicator is broken by an earlier failure: %s", fn,
                       comm->failureText.c_str());
   }
+  if (calls.size() > 1) WEFT_CHECK(checkGroupReads(fn, calls, comm->rank, comm->nranks));
   DeviceRuntime* rt = deviceRuntime();
   std::vector<StagedCall> staged(calls.size());
   size_t bytes = 0;

@@ -150,6 +150,26 @@ TEST_F(StreamCall, GroupsOnAStream) {
   fake::streamDestroy(other);
 }
 
+// A group's inputs are staged before its first call runs, so a later call
+// cannot read an earlier call's output: such a group is refused, naming both
+// calls, and the communicator stays usable.
+TEST_F(StreamCall, GroupThatReadsAnEarlierOutputIsRefused) {
+  ASSERT_EQ(weftGroupStart(), weftSuccess);
+  ASSERT_EQ(weftAllReduce(send_, recv_, kCount, weftFloat, weftSum, comm_, stream_), weftSuccess);
+  ASSERT_EQ(weftAllReduce(recv_, recv_, kCount, weftFloat, weftSum, comm_, stream_), weftSuccess);
+  EXPECT_TRUE(failedWith(weftGroupEnd(), weftInvalidUsage, "call 2 of the group"));
+  ASSERT_EQ(weftGroupStart(), weftSuccess);
+  ASSERT_EQ(weftAllReduce(send_, recv_, kCount, weftFloat, weftSum, comm_, stream_), weftSuccess);
+  ASSERT_EQ(weftSend(recv_ + 100, 5, weftFloat, 0, comm_, stream_), weftSuccess);
+  ASSERT_EQ(weftRecv(send_, 5, weftFloat, 0, comm_, stream_), weftSuccess);
+  EXPECT_TRUE(failedWith(weftGroupEnd(), weftInvalidUsage, "reads sendbuff"));
+  // Nothing of the refused groups ran; the next call does.
+  ASSERT_EQ(weftAllReduce(send_, recv_, kCount, weftFloat, weftSum, comm_, stream_), weftSuccess)
+      << weftGetLastError(nullptr);
+  fake::streamSync(stream_);
+  EXPECT_TRUE(recvHoldsInput());
+}
+
 TEST_F(StreamCall, StagingIsReused) {
   for (int i = 0; i < 50; ++i) {
     ASSERT_EQ(weftAllReduce(send_, recv_, kCount, weftFloat, weftSum, comm_, stream_), weftSuccess);
