@@ -61,6 +61,9 @@ weftResult_t endGroup(weftRequest_t* request) {
                       "their stream; end it with weftGroupEnd");
     }
   }
+  for (weftComm* comm : g.order)
+    if (g.calls[comm].front().stream != nullptr)
+      WEFT_CHECK(checkStreamGroup("weftGroupEnd", g.calls[comm], comm->rank, comm->nranks));
   for (weftComm* comm : g.order) {
     const weftStream_t stream = g.calls[comm].front().stream;
     if (stream == nullptr) continue;

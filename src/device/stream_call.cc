@@ -103,11 +103,12 @@ weftResult_t enqueueFailed(weftComm* comm, const char* fn, weftResult_t r, Stagi
   return setErrorString(r, text);
 }
 
-// All inputs of a group are staged before its first call runs, so a call that
-// reads what an earlier call of the same group writes would read the old
-// bytes. Such a group is refused rather than silently wrong. Quadratic in the
-// group's calls, which is cheap next to the two copies each call enqueues.
-weftResult_t checkGroupReads(const char* fn, const std::vector<Call>& calls, int rank, int nranks) {
+}  // namespace
+
+// Quadratic in the group's calls, which is cheap next to the two copies each
+// call enqueues.
+weftResult_t checkStreamGroup(const char* fn, const std::vector<Call>& calls, int rank,
+                              int nranks) {
   for (size_t j = 1; j < calls.size(); ++j) {
     BufferUse later[2];
     const int nl = buffersOf(calls[j], rank, nranks, later);
@@ -134,8 +135,6 @@ weftResult_t checkGroupReads(const char* fn, const std::vector<Call>& calls, int
   return weftSuccess;
 }
 
-}  // namespace
-
 weftResult_t enqueueOnStream(weftComm* comm, const char* fn, const std::vector<Call>& calls,
                              weftStream_t stream) {
   {
@@ -146,7 +145,6 @@ weftResult_t enqueueOnStream(weftComm* comm, const char* fn, const std::vector<C
       return setError(comm->failure, "%s: communicator is broken by an earlier failure: %s", fn,
                       comm->failureText.c_str());
   }
-  if (calls.size() > 1) WEFT_CHECK(checkGroupReads(fn, calls, comm->rank, comm->nranks));
   DeviceRuntime* rt = deviceRuntime();
   std::vector<StagedCall> staged(calls.size());
   size_t bytes = 0;
