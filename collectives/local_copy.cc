@@ -1,4 +1,4 @@
-// Single-copy collectives over cross-memory attach (see local_copy.h).
+// Single-copy collectives between the user buffers of one node's ranks (see local_copy.h).
 #include "collectives/local_copy.h"
 
 #include <sys/prctl.h>
@@ -10,12 +10,14 @@
 
 #include "collectives/reduce.h"
 #include "collectives/ring_schedule.h"
+#include "collectives/stream_copy.h"
 #include "core/error.h"
 
 namespace weft {
 namespace {
 
 constexpr size_t kTileBytes = 256 << 10;            // per input: n tiles stay within L2
+constexpr size_t kStreamMinBytes = 1 << 20;         // outputs this large skip the cache
 const uint64_t kProbeWord = 0x5745465450524f42ull;  // what init() reads from every peer
 
 }  // namespace
@@ -39,7 +41,7 @@ weftResult_t LocalCopy::init(LocalBoard* board, const FlowRunOptions& run) {
     pids_[p] = static_cast<pid_t>(theirs.pid);
     uint64_t word = 0;
     if (p != me &&
-        (readPeer(p, &word, theirs.addr, sizeof(word)) != weftSuccess || word != kProbeWord))
+        (readRemote(p, &word, theirs.addr, sizeof(word)) != weftSuccess || word != kProbeWord))
       ok = false;
   }
   // Everyone must agree, or the ranks would pick different algorithms.
@@ -47,12 +49,14 @@ weftResult_t LocalCopy::init(LocalBoard* board, const FlowRunOptions& run) {
   WEFT_CHECK(board->publishAndWait(&verdict, 1, run, &slot));
   usable_ = true;
   for (int p = 0; p < n; ++p) usable_ = usable_ && board->slotOf(p, slot)[0] == 1;
-  peers_.assign(n, Published{0, 0});
+  peers_.assign(n, Published{});
+  views_.assign(n, PeerView{});
+  memory_ = std::make_unique<PeerMemory>(n);
   clearError();  // a failed probe is not an error: we fall back to the FIFOs
   return weftSuccess;
 }
 
-weftResult_t LocalCopy::readPeer(int peer, void* local, uint64_t remote, size_t bytes) {
+weftResult_t LocalCopy::readRemote(int peer, void* local, uint64_t remote, size_t bytes) {
   char* dst = static_cast<char*>(local);
   while (bytes > 0) {
     iovec l{dst, bytes};
@@ -70,13 +74,55 @@ weftResult_t LocalCopy::readPeer(int peer, void* local, uint64_t remote, size_t 
   return weftSuccess;
 }
 
-weftResult_t LocalCopy::exchange(const CollArgs& a, const FlowRunOptions& run) {
-  Published mine{reinterpret_cast<uint64_t>(a.sendbuff), reinterpret_cast<uint64_t>(a.recvbuff)};
+void LocalCopy::copyOut(void* dst, const void* src, size_t bytes) const {
+  if (streamOut_)
+    copyStreaming(dst, src, bytes);
+  else
+    std::memcpy(dst, src, bytes);
+}
+
+weftResult_t LocalCopy::readPeer(int peer, const PeerBuf& from, size_t offset, void* to,
+                                 size_t bytes) {
+  if (from.local == nullptr) return readRemote(peer, to, from.remote + offset, bytes);
+  copyOut(to, from.local + offset, bytes);
+  return weftSuccess;
+}
+
+weftResult_t LocalCopy::exchange(const CollArgs& a, size_t sendBytes, size_t recvBytes,
+                                 const FlowRunOptions& run) {
+  const int n = board_->nranks(), me = board_->rank();
+  Published mine{};
+  mine.send = reinterpret_cast<uint64_t>(a.sendbuff);
+  mine.recv = reinterpret_cast<uint64_t>(a.recvbuff);
+  if (a.sendbuff != nullptr) mine.sendRegion = findHostRegion(a.sendbuff, sendBytes);
+  if (a.recvbuff != nullptr) mine.recvRegion = findHostRegion(a.recvbuff, recvBytes);
+  mine.frees = hostFreeCount();
   int slot = 0;
   WEFT_CHECK(board_->publishAndWait(&mine, sizeof(mine), run, &slot));
-  for (int p = 0; p < board_->nranks(); ++p)
-    std::memcpy(&peers_[p], board_->slotOf(p, slot), sizeof(Published));
+  streamOut_ = recvBytes >= kStreamMinBytes;
+  for (int p = 0; p < n; ++p) {
+    Published& theirs = peers_[p];
+    std::memcpy(&theirs, board_->slotOf(p, slot), sizeof(Published));
+    PeerView& v = views_[p];
+    v.send.remote = theirs.send;
+    v.recv.remote = theirs.recv;
+    if (p == me) {
+      v.send.local = static_cast<char*>(const_cast<void*>(a.sendbuff));
+      v.recv.local = static_cast<char*>(a.recvbuff);
+      continue;
+    }
+    memory_->noteFrees(p, pids_[p], theirs.frees);
+    WEFT_CHECK(memory_->resolve(p, pids_[p], theirs.sendRegion, theirs.send, &v.send.local));
+    WEFT_CHECK(memory_->resolve(p, pids_[p], theirs.recvRegion, theirs.recv, &v.recv.local));
+  }
   return weftSuccess;
+}
+
+bool LocalCopy::everyOutputMapped() const {
+  // Decided from what every rank published, so that all ranks decide alike.
+  for (const Published& p : peers_)
+    if (p.recvRegion.inode == 0) return false;
+  return true;
 }
 
 weftResult_t LocalCopy::reduceBlock(CollContext& ctx, const CollArgs& a, size_t offset,
@@ -84,53 +130,68 @@ weftResult_t LocalCopy::reduceBlock(CollContext& ctx, const CollArgs& a, size_t 
   const int n = board_->nranks(), me = board_->rank();
   const size_t esize = datatypeSize(a.datatype);
   const size_t tileElems = kTileBytes / esize;
-  char* tiles = ctx.scratch->get(static_cast<size_t>(n) * kTileBytes);
+  // Tiles: one per peer read through cross-memory attach, one for our own
+  // input (see below), and the push's result.
+  char* tiles = ctx.scratch->get(static_cast<size_t>(n + 1) * kTileBytes);
   if (tiles == nullptr)
-    return setError(weftSystemError, "cannot allocate %zu bytes of tiles", n * kTileBytes);
-  const char* own = static_cast<const char*>(a.sendbuff);
+    return setError(weftSystemError, "cannot allocate %zu bytes of tiles", (n + 1) * kTileBytes);
+  char* pushed = tiles + static_cast<size_t>(n) * kTileBytes;
   for (size_t t = 0; t < count; t += tileElems) {
     const size_t elems = count - t < tileElems ? count - t : tileElems;
     const size_t at = (offset + t) * esize, bytes = elems * esize;
     for (int p = 0; p < n; ++p)
-      if (p != me) WEFT_CHECK(readPeer(p, tiles + p * kTileBytes, peers_[p].send + at, bytes));
+      if (p != me && views_[p].send.local == nullptr)
+        WEFT_CHECK(readRemote(p, tiles + p * kTileBytes, views_[p].send.remote + at, bytes));
     // Our input is read in place. In place, the output overwrites it: that is
     // harmless while we are input 0 or 1 (the first combine reads each element
     // before writing it), but from rank 2 on the chain `dst = dst op in(p)` would
-    // read our input after the output replaced it, so we keep a copy.
-    const char* mineIn = own + at;
-    if (me >= 2 && out + t * esize == mineIn) {
+    // read our input after the output replaced it, so we keep a copy. A push
+    // reduces into its own tile and never aliases.
+    const char* mineIn = views_[me].send.local + at;
+    char* dst = out != nullptr ? out + t * esize : pushed;
+    if (me >= 2 && dst == mineIn) {
       std::memcpy(tiles + me * kTileBytes, mineIn, bytes);
       mineIn = tiles + me * kTileBytes;
     }
-    auto input = [&](int p) -> const char* { return p == me ? mineIn : tiles + p * kTileBytes; };
-    char* dst = out + t * esize;
+    auto input = [&](int p) -> const char* {
+      if (p == me) return mineIn;
+      return views_[p].send.local != nullptr ? views_[p].send.local + at : tiles + p * kTileBytes;
+    };
     reduceInRankOrder(a.datatype, a.op, dst, n, elems, input);
+    if (out != nullptr) continue;
+    if (a.op == weftAvg) finishAverage(a.datatype, pushed, elems, n);
+    for (int p = 0; p < n; ++p) copyOut(views_[p].recv.local + at, pushed, bytes);
   }
-  if (a.op == weftAvg) finishAverage(a.datatype, out, count, n);
+  if (out != nullptr && a.op == weftAvg) finishAverage(a.datatype, out, count, n);
   return weftSuccess;
 }
 
 weftResult_t LocalCopy::allReduce(CollContext& ctx, const CollArgs& a) {
   const int n = board_->nranks(), me = board_->rank();
   const size_t esize = datatypeSize(a.datatype);
-  WEFT_CHECK(exchange(a, ctx.run));
+  WEFT_CHECK(exchange(a, a.count * esize, a.count * esize, ctx.run));
   Span mine = segmentOf(a.count, n, me);
+  int slot = 0;
+  if (everyOutputMapped()) {
+    WEFT_CHECK(reduceBlock(ctx, a, mine.offset, mine.count, nullptr));
+    return board_->publishAndWait(nullptr, 0, ctx.run, &slot);  // (2) all written, all read
+  }
   WEFT_CHECK(reduceBlock(ctx, a, mine.offset, mine.count,
                          static_cast<char*>(a.recvbuff) + mine.offset * esize));
-  int slot = 0;
   WEFT_CHECK(board_->publishAndWait(nullptr, 0, ctx.run, &slot));  // (2) every block reduced
   for (int p = 0; p < n; ++p) {
     if (p == me) continue;
     Span sp = segmentOf(a.count, n, p);
-    WEFT_CHECK(readPeer(p, static_cast<char*>(a.recvbuff) + sp.offset * esize,
-                        peers_[p].recv + sp.offset * esize, sp.count * esize));
+    WEFT_CHECK(readPeer(p, views_[p].recv, sp.offset * esize,
+                        static_cast<char*>(a.recvbuff) + sp.offset * esize, sp.count * esize));
   }
   return board_->publishAndWait(nullptr, 0, ctx.run,
                                 &slot);  // (3) nobody reads our buffers any more
 }
 
 weftResult_t LocalCopy::reduceScatter(CollContext& ctx, const CollArgs& a) {
-  WEFT_CHECK(exchange(a, ctx.run));
+  const size_t bytes = a.count * datatypeSize(a.datatype);
+  WEFT_CHECK(exchange(a, bytes * board_->nranks(), bytes, ctx.run));
   WEFT_CHECK(reduceBlock(ctx, a, static_cast<size_t>(board_->rank()) * a.count, a.count,
                          static_cast<char*>(a.recvbuff)));
   int slot = 0;
@@ -140,20 +201,33 @@ weftResult_t LocalCopy::reduceScatter(CollContext& ctx, const CollArgs& a) {
 weftResult_t LocalCopy::allGather(CollContext& ctx, const CollArgs& a) {
   const int n = board_->nranks(), me = board_->rank();
   const size_t bytes = a.count * datatypeSize(a.datatype);
-  WEFT_CHECK(exchange(a, ctx.run));
+  WEFT_CHECK(exchange(a, bytes, bytes * n, ctx.run));
   char* out = static_cast<char*>(a.recvbuff);
-  for (int p = 0; p < n; ++p)
-    if (p != me) WEFT_CHECK(readPeer(p, out + p * bytes, peers_[p].send, bytes));
-  if (out + me * bytes != a.sendbuff) std::memmove(out + me * bytes, a.sendbuff, bytes);
+  const char* in = static_cast<const char*>(a.sendbuff);
+  if (everyOutputMapped()) {
+    // Push our block into every output, a tile at a time so that the tile is
+    // read from memory once and from the cache for the other outputs.
+    for (size_t t = 0; t < bytes; t += kTileBytes) {
+      const size_t len = bytes - t < kTileBytes ? bytes - t : kTileBytes;
+      for (int p = 0; p < n; ++p) {
+        char* dst = views_[p].recv.local + me * bytes + t;
+        if (dst != in + t) copyOut(dst, in + t, len);
+      }
+    }
+  } else {
+    for (int p = 0; p < n; ++p)
+      if (p != me) WEFT_CHECK(readPeer(p, views_[p].send, 0, out + p * bytes, bytes));
+    if (out + me * bytes != in) std::memmove(out + me * bytes, in, bytes);
+  }
   int slot = 0;
   return board_->publishAndWait(nullptr, 0, ctx.run, &slot);
 }
 
 weftResult_t LocalCopy::broadcast(CollContext& ctx, const CollArgs& a) {
   const size_t bytes = a.count * datatypeSize(a.datatype);
-  WEFT_CHECK(exchange(a, ctx.run));
+  WEFT_CHECK(exchange(a, bytes, bytes, ctx.run));
   if (board_->rank() != a.root)
-    WEFT_CHECK(readPeer(a.root, a.recvbuff, peers_[a.root].send, bytes));
+    WEFT_CHECK(readPeer(a.root, views_[a.root].send, 0, a.recvbuff, bytes));
   else if (a.recvbuff != a.sendbuff)
     std::memcpy(a.recvbuff, a.sendbuff, bytes);
   int slot = 0;
@@ -163,10 +237,10 @@ weftResult_t LocalCopy::broadcast(CollContext& ctx, const CollArgs& a) {
 weftResult_t LocalCopy::allToAll(CollContext& ctx, const CollArgs& a) {
   const int n = board_->nranks(), me = board_->rank();
   const size_t block = a.count * datatypeSize(a.datatype);
-  WEFT_CHECK(exchange(a, ctx.run));
+  WEFT_CHECK(exchange(a, block * n, block * n, ctx.run));
   char* out = static_cast<char*>(a.recvbuff);
   for (int p = 0; p < n; ++p)
-    if (p != me) WEFT_CHECK(readPeer(p, out + p * block, peers_[p].send + me * block, block));
+    if (p != me) WEFT_CHECK(readPeer(p, views_[p].send, me * block, out + p * block, block));
   std::memcpy(out + me * block, static_cast<const char*>(a.sendbuff) + me * block, block);
   int slot = 0;
   return board_->publishAndWait(nullptr, 0, ctx.run, &slot);

@@ -1,22 +1,31 @@
 // Single-copy collectives for communicators whose ranks all share a node:
 // ranks publish their buffer addresses on the shared-memory boards and read
-// each other's user buffers directly with process_vm_readv (cross-memory
-// attach), so large data crosses between processes exactly once and no FIFO
-// or staging copy is involved. Allreduce and reduce-scatter reduce each rank's
-// block straight from every peer's input, in rank order (bitwise equal on all
-// ranks); allgather, broadcast and all-to-all are one read per block.
+// each other's user buffers directly, so large data crosses between processes
+// exactly once and no FIFO or staging copy is involved. A buffer from
+// weftHostAlloc is mapped by the peers (transports/shm/peer_memory.h) and read
+// or written with plain loads and stores; any other buffer is read with
+// process_vm_readv (cross-memory attach), which is about half as fast.
+// Allreduce and reduce-scatter reduce each rank's block straight from every
+// peer's input, in rank order (bitwise equal on all ranks); allgather,
+// broadcast and all-to-all are one read per block. When every rank's output
+// is mapped, allreduce and allgather push instead: each rank writes its block
+// into every output while it is still in cache, with streaming stores.
 //
-// Every collective is three board barriers apart: (1) addresses published,
-// (2) results ready, (3) everyone done reading, after which a rank may return
-// and let its caller reuse the buffers.
+// Every collective is board barriers apart: (1) addresses published, (2)
+// results ready, (3) everyone done reading, after which a rank may return and
+// let its caller reuse the buffers. A push needs no (3): at (2) every rank has
+// finished both reading its inputs and writing into the outputs.
 #pragma once
 
 #include <sys/types.h>
 
+#include <memory>
 #include <vector>
 
 #include "collectives/coll_context.h"
 #include "collectives/local_board.h"
+#include "core/host_memory.h"
+#include "transports/shm/peer_memory.h"
 
 namespace weft {
 
@@ -37,19 +46,43 @@ class LocalCopy {
   struct Published {
     uint64_t send;
     uint64_t recv;
+    HostRegion sendRegion, recvRegion;  // inode 0: not from weftHostAlloc
+    uint64_t frees;                     // hostFreeCount() of the publisher
   };
-  // Barrier (1): publish our buffers, learn everyone's.
-  weftResult_t exchange(const CollArgs& a, const FlowRunOptions& run);
-  // Reads `bytes` at `remote` in rank `peer`'s memory into `local`.
-  weftResult_t readPeer(int peer, void* local, uint64_t remote, size_t bytes);
-  // out[0..count) = reduction, in rank order, of every rank's input at element `offset`.
+  // One of a rank's buffers as we reach it: its address in that rank, and our
+  // own address for it when we can load and store it directly (else null).
+  struct PeerBuf {
+    uint64_t remote = 0;
+    char* local = nullptr;
+  };
+  struct PeerView {
+    PeerBuf send, recv;
+  };
+  // Barrier (1): publish our buffers (sendBytes / recvBytes long), learn
+  // everyone's, and map those that can be mapped.
+  weftResult_t exchange(const CollArgs& a, size_t sendBytes, size_t recvBytes,
+                        const FlowRunOptions& run);
+  // Every rank's output is from weftHostAlloc, so every rank can write all of them.
+  bool everyOutputMapped() const;
+  // Reads `bytes` at `remote` in rank `peer`'s memory into `local` (cross-memory attach).
+  weftResult_t readRemote(int peer, void* local, uint64_t remote, size_t bytes);
+  // Copies `bytes` at `offset` in rank `peer`'s buffer `from` into `to`.
+  weftResult_t readPeer(int peer, const PeerBuf& from, size_t offset, void* to, size_t bytes);
+  // Copies into the caller's output: streaming stores on large calls.
+  void copyOut(void* dst, const void* src, size_t bytes) const;
+  // The reduction, in rank order, of every rank's input at element `offset`
+  // for `count` elements: into `out`, or, when out is null, into every rank's
+  // output (which everyOutputMapped() allows) at that offset.
   weftResult_t reduceBlock(CollContext& ctx, const CollArgs& a, size_t offset, size_t count,
                            char* out);
 
   LocalBoard* board_ = nullptr;
   bool usable_ = false;
+  bool streamOut_ = false;  // this call's outputs are large: write them with streaming stores
   std::vector<pid_t> pids_;
   std::vector<Published> peers_;
+  std::vector<PeerView> views_;
+  std::unique_ptr<PeerMemory> memory_;
 };
 
 }  // namespace weft

@@ -64,6 +64,7 @@ const option kLongOptions[] = {
     {"root", required_argument, nullptr, 'r'},
     {"output_file", required_argument, nullptr, 'J'},
     {"nonblocking", required_argument, nullptr, 'z'},
+    {"registered", required_argument, nullptr, 'R'},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0},
 };
@@ -116,8 +117,8 @@ bool PerfParseArgs(int argc, char** argv, PerfArgs* args, std::string* error) {
   args->command_line = JoinArgs(argc, argv);
   optind = 1;
   opterr = 0;
-  while ((flag = getopt_long(argc, argv, ":b:e:f:i:w:n:c:d:o:a:r:J:z:h", kLongOptions, nullptr)) !=
-         -1) {
+  while ((flag = getopt_long(argc, argv, ":b:e:f:i:w:n:c:d:o:a:r:J:z:R:h", kLongOptions,
+                             nullptr)) != -1) {
     const char* value = optarg;
     bool ok = true;
     int number = 0;
@@ -167,6 +168,10 @@ bool PerfParseArgs(int argc, char** argv, PerfArgs* args, std::string* error) {
       case 'z':
         ok = ParseInt(value, 0, 1, &number);
         args->nonblocking = number != 0;
+        break;
+      case 'R':
+        ok = ParseInt(value, 0, 1, &number);
+        args->registered = number != 0;
         break;
       case 'h':
         args->help = true;
@@ -251,6 +256,8 @@ void PerfPrintUsage(FILE* out, const char* prog) {
                "  -r, --root <rank>           root of broadcast and reduce. Default 0\n"
                "  -J, --output_file <file>    also write the results as JSON\n"
                "  -z, --nonblocking <0/1>     use the *Async + weftWait forms. Default 0\n"
+               "  -R, --registered <0/1>      1: buffers from weftHostAlloc, which the ranks of\n"
+               "                              a node map into each other. Default 0\n"
                "  -h, --help                  this text\n"
                "Launch with weft-run -n N, mpirun (MPI builds), torchrun-style environment\n"
                "(RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), or alone for one rank.\n",

@@ -26,6 +26,7 @@ struct PerfArgs {
   int root = 0;                                       // -r (broadcast, reduce)
   std::string json_path;                              // -J
   bool nonblocking = false;                           // -z
+  bool registered = false;                            // -R: buffers from weftHostAlloc
   bool help = false;                                  // -h
   std::string command_line;                           // for the header
 };

@@ -2,23 +2,38 @@
 #include "perf_buffer.h"
 
 #include <unistd.h>
+#include <weft/weft.h>
 
 #include <cstdlib>
 #include <cstring>
 
-PerfBuffer::~PerfBuffer() { std::free(data_); }
+PerfBuffer::~PerfBuffer() { Release(); }
 
-bool PerfBuffer::Allocate(size_t bytes) {
-  std::free(data_);
+void PerfBuffer::Release() {
+  if (shared_)
+    weftHostFree(data_);
+  else
+    std::free(data_);
   data_ = nullptr;
   bytes_ = 0;
+  shared_ = false;
+}
+
+bool PerfBuffer::Allocate(size_t bytes, bool shared) {
+  Release();
   long page = sysconf(_SC_PAGESIZE);
   const size_t page_size = page > 0 ? static_cast<size_t>(page) : 4096;
   const size_t rounded = (bytes + page_size - 1) / page_size * page_size;
+  const size_t size = rounded == 0 ? page_size : rounded;
   void* memory = nullptr;
-  if (posix_memalign(&memory, page_size, rounded == 0 ? page_size : rounded) != 0) return false;
-  std::memset(memory, 0, rounded == 0 ? page_size : rounded);
+  if (shared) {
+    if (weftHostAlloc(&memory, size) != weftSuccess) return false;
+  } else if (posix_memalign(&memory, page_size, size) != 0) {
+    return false;
+  }
+  std::memset(memory, 0, size);
   data_ = memory;
   bytes_ = bytes;
+  shared_ = shared;
   return true;
 }

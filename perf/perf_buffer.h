@@ -12,15 +12,17 @@ class PerfBuffer {
   PerfBuffer(const PerfBuffer&) = delete;
   PerfBuffer& operator=(const PerfBuffer&) = delete;
 
-  // Allocates `bytes` (at least one page) and writes every page. False when
-  // out of memory.
-  bool Allocate(size_t bytes);
+  // Allocates `bytes` (at least one page) and writes every page; `shared`:
+  // with weftHostAlloc (peers on the node map it). False when out of memory.
+  bool Allocate(size_t bytes, bool shared);
   void* data() const { return data_; }
   size_t bytes() const { return bytes_; }
 
  private:
   void* data_ = nullptr;
   size_t bytes_ = 0;
+  bool shared_ = false;
+  void Release();
 };
 
 #endif  // WEFT_PERF_PERF_BUFFER_H

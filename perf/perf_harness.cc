@@ -52,7 +52,8 @@ void AllocateBuffers(const PerfCollective& collective, const PerfArgs& args,
           PerfRecvAllocationElems(collective, count, launch.rank, launch.nranks) * elem_size);
     }
   }
-  if (!send->Allocate(send_bytes) || !recv->Allocate(recv_bytes)) {
+  if (!send->Allocate(send_bytes, args.registered) ||
+      !recv->Allocate(recv_bytes, args.registered)) {
     std::fprintf(stderr, "%s: rank %d: cannot allocate %zu + %zu bytes of buffers\n",
                  collective.tool_name, launch.rank, send_bytes, recv_bytes);
     PerfExit(1);

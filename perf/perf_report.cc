@@ -66,9 +66,10 @@ void PerfPrintHeader(const char* tool, const PerfArgs& args, const PerfLaunch& l
     std::printf("# minBytes %zu maxBytes %zu step: %zu(bytes)", args.min_bytes, args.max_bytes,
                 args.step_bytes);
   }
-  std::printf(" warmup iters: %d iters: %d validation: %d nonblocking: %d average: %s\n",
-              args.warmup_iters, args.iters, args.check ? 1 : 0, args.nonblocking ? 1 : 0,
-              PerfAverageName(args.average));
+  std::printf(
+      " warmup iters: %d iters: %d validation: %d nonblocking: %d registered: %d average: %s\n",
+      args.warmup_iters, args.iters, args.check ? 1 : 0, args.nonblocking ? 1 : 0,
+      args.registered ? 1 : 0, PerfAverageName(args.average));
   std::printf("#\n# Using ranks\n");
   for (size_t r = 0; r < ranks.size(); ++r) {
     std::printf("#  Rank %2zu Pid %6ld on %10s\n", r, ranks[r].pid, ranks[r].host.c_str());

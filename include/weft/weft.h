@@ -201,6 +201,17 @@ weftResult_t weftCommSplit(weftComm_t comm, int color, int key, weftComm_t* newc
 weftResult_t weftCommShrink(weftComm_t comm, const int* excludeRanks, int nExclude,
                             weftComm_t* newcomm);
 
+/* ---- host memory the ranks of a node can share -------------------------- */
+/* Allocates size bytes of zeroed, page-aligned host memory (like MPI_Alloc_mem).
+ * Any buffer works with every call; buffers from here are faster between ranks
+ * of one node: peers map them, so large collectives move data with plain loads
+ * and stores instead of cross-memory attach (see docs/performance.md). size 0
+ * gives *ptr = NULL. A forked child does not inherit the memory. */
+weftResult_t weftHostAlloc(void** ptr, size_t size);
+/* Frees what weftHostAlloc returned (NULL is accepted); no call may be using it.
+ * Peers that mapped it let go of it at their next call with this rank. */
+weftResult_t weftHostFree(void* ptr);
+
 /* ---- non-blocking forms on host memory ---------------------------------- */
 /* Start the collective and return at once with a request; the buffers must
  * stay untouched until the request completes. Requests complete in call order

@@ -41,6 +41,8 @@ const Group kGroups[] = {
 int usage() {
   std::fprintf(stderr,
                "usage: mp_coll_full [--mpi] [--layout A,B,..] [--large-count C] [--only G,..]\n"
+               "                    [--host-alloc none|all|mixed]\n"
+               "  --host-alloc M   buffers from weftHostAlloc: none, all, or every other one\n"
                "  --layout A,B,..  ranks per emulated node, in rank order (sets WEFT_HOSTID)\n"
                "  --large-count C  the large odd count of the matrix (default 1000003)\n"
                "  --only G,..      run only these groups:");
@@ -94,6 +96,7 @@ bool selected(const std::string& only, const char* name) {
 int main(int argc, char** argv) {
   bool useMpi = false;
   mp::Job job;
+  mp::HostAlloc hostAlloc = mp::HostAlloc::kNone;
   std::string layout, only;
   for (int i = 1; i < argc; ++i) {
     const bool hasValue = i + 1 < argc;
@@ -107,6 +110,8 @@ int main(int argc, char** argv) {
       char* end = nullptr;
       job.largeCount = std::strtoull(argv[++i], &end, 10);
       if (*end != '\0' || job.largeCount == 0) return usage();
+    } else if (std::strcmp(argv[i], "--host-alloc") == 0 && hasValue) {
+      if (!mp::parseHostAlloc(argv[++i], &hostAlloc)) return usage();
     } else {
       return usage();
     }
@@ -121,6 +126,7 @@ int main(int argc, char** argv) {
   }
   weftCommUserRank(job.comm, &job.rank);
   weftCommCount(job.comm, &job.nranks);
+  mp::setHostAlloc(hostAlloc, job.rank);
   mp::Log log(job.rank);
   if (job.rank == 0 && !mp::dtReducible(weftFloat16))
     std::printf(

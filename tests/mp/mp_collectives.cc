@@ -28,6 +28,8 @@ bool parseCount(const char* text, size_t* out) {
 int usage() {
   std::fprintf(stderr,
                "usage: mp_collectives [--mpi] [--large-count C] [--huge-mib M]\n"
+               "                      [--host-alloc none|all|mixed]\n"
+               "  --host-alloc M   buffers from weftHostAlloc: none, all, or every other one\n"
                "  --mpi            join through MPI (mpirun) instead of weft-run's environment\n"
                "  --large-count C  the large odd count of the test matrix (default 1000003)\n"
                "  --huge-mib M     MiB of the single big float-sum allreduce (default 64)\n");
@@ -39,6 +41,7 @@ int usage() {
 int main(int argc, char** argv) {
   bool useMpi = false;
   mp::Job job;
+  mp::HostAlloc hostAlloc = mp::HostAlloc::kNone;
   size_t hugeMiB = 64;
   for (int i = 1; i < argc; ++i) {
     const bool hasValue = i + 1 < argc;
@@ -48,6 +51,8 @@ int main(int argc, char** argv) {
       if (!parseCount(argv[++i], &job.largeCount)) return usage();
     } else if (std::strcmp(argv[i], "--huge-mib") == 0 && hasValue) {
       if (!parseCount(argv[++i], &hugeMiB)) return usage();
+    } else if (std::strcmp(argv[i], "--host-alloc") == 0 && hasValue) {
+      if (!mp::parseHostAlloc(argv[++i], &hostAlloc)) return usage();
     } else {
       return usage();
     }
@@ -62,6 +67,7 @@ int main(int argc, char** argv) {
   }
   weftCommUserRank(job.comm, &job.rank);
   weftCommCount(job.comm, &job.nranks);
+  mp::setHostAlloc(hostAlloc, job.rank);
   mp::Log log(job.rank);
   auto start = std::chrono::steady_clock::now();
 

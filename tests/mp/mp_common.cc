@@ -2,6 +2,61 @@
 #include "mp_common.h"
 
 namespace mp {
+namespace {
+
+HostAlloc gHostAlloc = HostAlloc::kNone;
+int gRank = 0;
+size_t gAllocations = 0;  // for the mixed mode's alternation
+
+}  // namespace
+
+void setHostAlloc(HostAlloc mode, int rank) {
+  gHostAlloc = mode;
+  gRank = rank;
+}
+
+bool parseHostAlloc(const char* text, HostAlloc* mode) {
+  if (std::strcmp(text, "none") == 0)
+    *mode = HostAlloc::kNone;
+  else if (std::strcmp(text, "all") == 0)
+    *mode = HostAlloc::kAll;
+  else if (std::strcmp(text, "mixed") == 0)
+    *mode = HostAlloc::kMixed;
+  else
+    return false;
+  return true;
+}
+
+unsigned char* allocateTestMemory(size_t total, bool* shared) {
+  const size_t n = gAllocations++;
+  *shared = gHostAlloc == HostAlloc::kAll ||
+            (gHostAlloc == HostAlloc::kMixed && (n + static_cast<size_t>(gRank)) % 2 == 0);
+  void* base = nullptr;
+  if (*shared) {
+    if (weftHostAlloc(&base, total) != weftSuccess) {
+      std::fprintf(stderr, "weftHostAlloc(%zu): %s\n", total, weftGetLastError(nullptr));
+      std::exit(2);
+    }
+  } else {
+    base = std::aligned_alloc(64, total);
+  }
+  if (base == nullptr) {
+    std::fprintf(stderr, "out of memory for a %zu-byte test buffer\n", total);
+    std::exit(2);
+  }
+  return static_cast<unsigned char*>(base);
+}
+
+void releaseTestMemory(unsigned char* base, bool shared) {
+  if (!shared) {
+    std::free(base);
+    return;
+  }
+  if (weftHostFree(base) != weftSuccess) {
+    std::fprintf(stderr, "weftHostFree: %s\n", weftGetLastError(nullptr));
+    std::exit(2);
+  }
+}
 
 const char* opName(weftRedOp_t op) {
   switch (op) {

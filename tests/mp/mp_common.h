@@ -46,6 +46,18 @@ class Log {
   int passes_ = 0;
 };
 
+// Where Buffers come from: aligned_alloc (the default), all from weftHostAlloc
+// (peers on the node map them), or mixed: every other buffer, with the
+// alternation shifted by rank, so one call meets shared and private buffers.
+enum class HostAlloc { kNone, kAll, kMixed };
+void setHostAlloc(HostAlloc mode, int rank);
+// Parses "none", "all" or "mixed"; false otherwise.
+bool parseHostAlloc(const char* text, HostAlloc* mode);
+// `total` bytes, 64-byte aligned, from where setHostAlloc says; exits when out
+// of memory. *shared tells how to free it (releaseTestMemory).
+unsigned char* allocateTestMemory(size_t total, bool* shared);
+void releaseTestMemory(unsigned char* base, bool shared);
+
 // `bytes` of storage starting `offset` bytes past a 64-byte boundary, followed
 // by kGuardBytes of a known pattern that no collective may touch.
 class Buffer {
@@ -55,15 +67,11 @@ class Buffer {
   Buffer(size_t bytes, size_t offset) : bytes_(bytes) {
     size_t total = offset + bytes + kGuardBytes;
     total = (total + 63) / 64 * 64;
-    base_ = static_cast<unsigned char*>(std::aligned_alloc(64, total));
-    if (base_ == nullptr) {
-      std::fprintf(stderr, "out of memory for a %zu-byte test buffer\n", bytes);
-      std::exit(2);
-    }
+    base_ = allocateTestMemory(total, &shared_);
     std::memset(base_, kGuard, total);
     data_ = base_ + offset;
   }
-  ~Buffer() { std::free(base_); }
+  ~Buffer() { releaseTestMemory(base_, shared_); }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
@@ -80,6 +88,7 @@ class Buffer {
 
  private:
   size_t bytes_;
+  bool shared_ = false;
   unsigned char* base_ = nullptr;
   unsigned char* data_ = nullptr;
 };
