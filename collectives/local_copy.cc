@@ -160,7 +160,15 @@ weftResult_t LocalCopy::reduceBlock(CollContext& ctx, const CollArgs& a, size_t 
     reduceInRankOrder(a.datatype, a.op, dst, n, elems, input);
     if (out != nullptr) continue;
     if (a.op == weftAvg) finishAverage(a.datatype, pushed, elems, n);
-    for (int p = 0; p < n; ++p) copyOut(views_[p].recv.local + at, pushed, bytes);
+    for (int p = 0; p < n; ++p) {
+      // In place, the output lines were just read as input and sit in our
+      // cache: a plain store hits them, a streaming one would evict them.
+      char* dst = views_[p].recv.local + at;
+      if (peers_[p].send == peers_[p].recv)
+        std::memcpy(dst, pushed, bytes);
+      else
+        copyOut(dst, pushed, bytes);
+    }
   }
   if (out != nullptr && a.op == weftAvg) finishAverage(a.datatype, out, count, n);
   return weftSuccess;
