@@ -70,6 +70,9 @@ def main():
     ap.add_argument("--mpi-btl", default=None, help="override the MPI btl list")
     ap.add_argument("--no-gloo", action="store_true", help="skip Gloo (it has no shared-memory transport)")
     ap.add_argument("--gloo", default=None, help="comma list of Gloo algorithms (default: all)")
+    ap.add_argument("--registered", action="store_true",
+                    help="also run weft on weftHostAlloc buffers (perf tool -R 1) in every round, "
+                         "as extra columns")
     args = ap.parse_args()
 
     n = args.nranks
@@ -94,6 +97,8 @@ def main():
         sweeps.append((str(first), str(hi), args.iters, "5"))
 
     results = {"weft": [], "mpi": []}
+    if args.registered:
+        results["weftR"] = []
     for a in algos:
         results["gloo:" + a] = []
     for rnd in range(args.rounds):
@@ -107,6 +112,8 @@ def main():
                        args.mpi_btl, os.path.join(args.peers, "mpi_coll_bench")] + sweep + \
                       ["-w", warm, "-n", iters, "-T", "1", "-c", "0", "-o", args.op]
             merged["weft"].update(rows(run(weft_cmd, weft_env), 5, 7))
+            if args.registered:
+                merged["weftR"].update(rows(run(weft_cmd + ["-R", "1"], weft_env), 5, 7))
             merged["mpi"].update(rows(run(mpi_cmd, mpi_env), 4, 6))
             for a in algos:
                 cmd = [os.path.join(args.peers, "gloo_coll_bench"), "-p", str(n), "-a", a] + sweep + \
@@ -124,7 +131,8 @@ def main():
           % (args.op, n, args.rounds, args.transport, args.mpi_btl))
     print("# %10s %10s %9s %10s %9s %10s %9s %-16s %8s %8s" % (
         "size(B)", "weft us", "weft GB/s", "mpi us", "mpi GB/s", "gloo us", "gloo GB/s",
-        "gloo best algo", "mpi/weft", "gloo/weft"))
+        "gloo best algo", "mpi/weft", "gloo/weft") +
+          (" %10s %9s %8s" % ("weft-R us", "weft-R GB/s", "mpi/weft-R") if args.registered else ""))
     for s in sizes:
         wt, wb = median("weft", s, 0), median("weft", s, 1)
         mt, mb = median("mpi", s, 0), median("mpi", s, 1)
@@ -138,8 +146,12 @@ def main():
             s, fmt(wt, "%.2f"), fmt(wb, "%.3f"), fmt(mt, "%.2f"), fmt(mb, "%.3f"),
             fmt(best[1] if best else None, "%.2f"), fmt(best[2] if best else None, "%.3f"),
             best[0] if best else "-", fmt(mt / wt if mt and wt else None, "%.2fx"),
-            fmt(best[1] / wt if best and wt else None, "%.2fx")))
-    print("# mpi/weft and gloo/weft are time ratios: above 1 means weft is faster.")
+            fmt(best[1] / wt if best and wt else None, "%.2fx")) +
+              (" %10s %9s %8s" % (fmt(median("weftR", s, 0), "%.2f"), fmt(median("weftR", s, 1), "%.3f"),
+                                  fmt(mt / median("weftR", s, 0) if mt and median("weftR", s, 0) else None,
+                                      "%.2fx")) if args.registered else ""))
+    print("# mpi/weft and gloo/weft are time ratios: above 1 means weft is faster."
+          + (" weft-R: buffers from weftHostAlloc (-R 1)." if args.registered else ""))
 
 
 if __name__ == "__main__":
