@@ -103,6 +103,41 @@ class Request {
   weftRequest_t req_ = nullptr;
 };
 
+// `count` T's of host memory from weftHostAlloc: zeroed, shareable with the
+// other ranks of the node, so large collectives on it run at memcpy speed.
+template <typename T>
+class HostBuffer {
+ public:
+  explicit HostBuffer(size_t count) : count_(count) {
+    void* p = nullptr;
+    check(weftHostAlloc(&p, count * sizeof(T)));
+    data_ = static_cast<T*>(p);
+  }
+  HostBuffer(HostBuffer&& o) noexcept
+      : data_(std::exchange(o.data_, nullptr)), count_(std::exchange(o.count_, 0)) {}
+  HostBuffer& operator=(HostBuffer&& o) noexcept {
+    if (this != &o) {
+      weftHostFree(data_);
+      data_ = std::exchange(o.data_, nullptr);
+      count_ = std::exchange(o.count_, 0);
+    }
+    return *this;
+  }
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+  ~HostBuffer() { weftHostFree(data_); }
+
+  T* data() { return data_; }
+  const T* data() const { return data_; }
+  size_t size() const { return count_; }
+  T& operator[](size_t i) { return data_[i]; }
+  const T& operator[](size_t i) const { return data_[i]; }
+
+ private:
+  T* data_ = nullptr;
+  size_t count_ = 0;
+};
+
 class Comm {
  public:
   Comm(int nranks, const weftUniqueId& id, int rank) {
