@@ -1,12 +1,14 @@
 // Small helpers of the multi-process tests (see mp_common.h).
 #include "mp_common.h"
 
+#include <atomic>
+
 namespace mp {
 namespace {
 
 HostAlloc gHostAlloc = HostAlloc::kNone;
 int gRank = 0;
-size_t gAllocations = 0;  // for the mixed mode's alternation
+std::atomic<size_t> gAllocations{0};  // the mixed mode's alternation (split tests: threads)
 
 }  // namespace
 
@@ -28,7 +30,7 @@ bool parseHostAlloc(const char* text, HostAlloc* mode) {
 }
 
 unsigned char* allocateTestMemory(size_t total, bool* shared) {
-  const size_t n = gAllocations++;
+  const size_t n = gAllocations.fetch_add(1, std::memory_order_relaxed);
   *shared = gHostAlloc == HostAlloc::kAll ||
             (gHostAlloc == HostAlloc::kMixed && (n + static_cast<size_t>(gRank)) % 2 == 0);
   void* base = nullptr;

@@ -7,14 +7,19 @@
 # mp_coll_full at small counts cover the async forms, groups and split;
 # mismatch covers the call and p2p headers (boards, TCP, shm FIFOs); mp_fault
 # covers kill, abort from another thread while blocked, and shrink;
-# kill_rank covers weft-run's own handling of a dead rank.
+# kill_rank covers weft-run's own handling of a dead rank. The hostalloc cases
+# run on weftHostAlloc buffers that peers map (TSan sees a peer's writes at a
+# different address than the owner's, so it checks the board barriers only;
+# ASan checks every mapped access stays inside its mapping).
 set(_san_env WEFT_TIMEOUT=60)
 
 # mp_collectives and mp_coll_full with small counts: name; ranks; environment; program arguments.
 foreach(case "collectives.n3|3||mp_collectives|--large-count;100003;--huge-mib;8"
              "collectives.n4.tree|4|WEFT_ALGO=tree|mp_collectives|--large-count;100003;--huge-mib;8"
              "coll_full.n3|3||mp_coll_full|--large-count;30003"
-             "coll_full.n4.layout2_2|4||mp_coll_full|--large-count;30003;--layout;2,2")
+             "coll_full.n4.layout2_2|4||mp_coll_full|--large-count;30003;--layout;2,2"
+             "collectives.n3.hostalloc|3||mp_collectives|--large-count;100003;--huge-mib;8;--host-alloc;all"
+             "coll_full.n3.hostalloc_mixed|3||mp_coll_full|--large-count;30003;--host-alloc;mixed")
   string(REPLACE "|" ";" fields "${case}")
   list(GET fields 0 name)
   list(GET fields 1 n)
