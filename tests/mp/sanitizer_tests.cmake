@@ -8,9 +8,9 @@
 # mismatch covers the call and p2p headers (boards, TCP, shm FIFOs); mp_fault
 # covers kill, abort from another thread while blocked, and shrink;
 # kill_rank covers weft-run's own handling of a dead rank. The hostalloc cases
-# run on weftHostAlloc buffers that peers map (TSan sees a peer's writes at a
-# different address than the owner's, so it checks the board barriers only;
-# ASan checks every mapped access stays inside its mapping).
+# run on weftHostAlloc buffers that peers map; TSan sees a peer's writes at a
+# different address than the owner's, so there it checks the barriers around
+# the copies, not the copies themselves.
 set(_san_env WEFT_TIMEOUT=60)
 
 # mp_collectives and mp_coll_full with small counts: name; ranks; environment; program arguments.
