@@ -72,16 +72,18 @@ weftResult_t runStaged(weftComm* comm, const std::vector<Call>& calls, StagingBl
   return r;
 }
 
-// Classifies the buffers of `call`: whether all are pinned host memory, and
-// the device of the first device or managed one (-1 if none).
-weftResult_t inspect(DeviceRuntime* rt, const Call& call, int rank, int nranks, bool* allPinned,
-                     int* device) {
+// From the classification validateCall kept in `call` (buffer_check.cc):
+// whether all its buffers are pinned host memory, and the device of the first
+// device or managed one (-1 if none).
+weftResult_t inspect(const Call& call, int rank, int nranks, bool* allPinned, int* device) {
+  if (!call.classified)
+    return setError(weftInternalError, "%s on a stream: its buffers were never classified",
+                    describeCall(call).c_str());
   BufferUse uses[2];
   const int n = buffersOf(call, rank, nranks, uses);
   *allPinned = true;
   for (int i = 0; i < n; ++i) {
-    PointerInfo info;
-    WEFT_CHECK(rt->classify(uses[i].ptr, &info));
+    const PointerInfo& info = call.buffers[i];
     if (info.kind != MemKind::kPinnedHost) *allPinned = false;
     if (*device < 0 && (info.kind == MemKind::kDevice || info.kind == MemKind::kManaged))
       *device = info.device;
@@ -151,7 +153,7 @@ weftResult_t enqueueOnStream(weftComm* comm, const char* fn, const std::vector<C
   int device = -1;
   for (size_t i = 0; i < calls.size(); ++i) {
     bool allPinned = true;
-    WEFT_CHECK(inspect(rt, calls[i], comm->rank, comm->nranks, &allPinned, &device));
+    WEFT_CHECK(inspect(calls[i], comm->rank, comm->nranks, &allPinned, &device));
     planCall(calls[i], comm->rank, comm->nranks, allPinned, &bytes, &staged[i]);
   }
   if (!comm->streamStaging) comm->streamStaging.reset(new StagingPool(rt));

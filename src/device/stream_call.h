@@ -21,9 +21,9 @@ namespace weft {
 // The buffer checks of one call (after the argument checks of validateCall):
 // with a stream, the stream must be usable and the buffers device, managed or
 // pinned memory, all of one device; without one (host semantics), no buffer
-// may be device memory. Sentences name the argument.
-weftResult_t checkCallBuffers(weftComm* comm, const char* fn, const Call& call,
-                              weftStream_t stream);
+// may be device memory. Sentences name the argument. What each buffer is goes
+// into call->buffers (and call->classified), which the stream path uses.
+weftResult_t checkCallBuffers(weftComm* comm, const char* fn, Call* call, weftStream_t stream);
 
 // A group's calls on one communicator and stream are staged together: all
 // inputs are copied in before the first call runs, so a call that read a
