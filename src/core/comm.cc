@@ -162,11 +162,18 @@ void weftComm::markBroken(weftResult_t r, const std::string& text) {
 }
 
 weftComm::~weftComm() {
+  closeBy = weft::Clock::now();
+  if (!aborted.load())
+    closeBy +=
+        std::chrono::microseconds(static_cast<int64_t>(std::min(config.timeoutSec, 1e9) * 1e6));
+  closing.store(true, std::memory_order_release);
   progress.stop();
   // No request runs any more: release the streams still waiting on staging
-  // (abort: at once; destroy: after they had time to drain).
-  if (streamStaging)
-    streamStaging->shutdown(aborted.load() ? 1.0 : std::min(config.timeoutSec, 10.0));
+  // (abort: at once; destroy: after they had time to drain, until closeBy).
+  if (streamStaging) {
+    const double left = std::chrono::duration<double>(closeBy - weft::Clock::now()).count();
+    streamStaging->shutdown(aborted.load() ? 1.0 : std::max(0.0, std::min(left, 10.0)));
+  }
   copy.reset();
   board.reset();
   channels.reset();

@@ -32,6 +32,18 @@
 namespace weft {
 namespace {
 
+// The failure that broke `comm` (weftSuccess: none).
+weftResult_t failureOf(weftComm* comm) {
+  std::lock_guard<std::mutex> lock(comm->failMu);
+  return comm->failure;
+}
+
+// Waits for the stream to reach the call (its "ready"). Gives up on abort, at
+// WEFT_TIMEOUT, when the communicator is being destroyed and its closeBy
+// passed (one bound for all pending calls, not one per call), and once the
+// communicator is broken: the call could not run anyway, and raising "done"
+// at once releases its stream (a stalled stream's calls then all fail at the
+// first timeout instead of one timeout after another).
 weftResult_t waitReady(weftComm* comm, const StagingBlock* block, uint32_t gen, const Call& first) {
   Deadline deadline = Deadline::after(comm->config.timeoutSec);
   Backoff backoff(comm->config.spinUs);
@@ -45,6 +57,16 @@ weftResult_t waitReady(weftComm* comm, const StagingBlock* block, uint32_t gen, 
                       "WEFT_TIMEOUT=%g s (is it blocked, or waiting on something that waits for "
                       "this call?)",
                       comm->rank, describeCall(first).c_str(), deadline.seconds());
+    if (comm->closing.load(std::memory_order_acquire) && Clock::now() >= comm->closeBy)
+      return setError(weftTimeout,
+                      "rank %d: %s on a stream: the communicator is being destroyed and the "
+                      "stream did not reach the call within WEFT_TIMEOUT=%g s of that",
+                      comm->rank, describeCall(first).c_str(), comm->config.timeoutSec);
+    if (weftResult_t failure = failureOf(comm))
+      return setError(failure,
+                      "rank %d: %s on a stream: the communicator broke before the stream reached "
+                      "the call",
+                      comm->rank, describeCall(first).c_str());
     switch (backoff.next()) {
       case Backoff::Step::kSpin:
         break;
