@@ -10,7 +10,9 @@
 //   freed  written by the stream  (results copied out) read by the pool
 // Flags only grow (cyclically), so no reset is needed between uses and a
 // stale value can never look like the current use. A block is reused only
-// once freed == gen: after the stream's last touch of it.
+// once freed == gen: after the stream's last touch of it. When the pool shuts
+// down, a block a stream may still use goes to the reaper (staging_reaper.h),
+// which frees it once the stream raised its `freed`.
 #pragma once
 
 #include <cstddef>
@@ -18,6 +20,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/wait.h"
 #include "device/device_runtime.h"
 
 namespace weft {
@@ -45,9 +48,10 @@ class StagingPool {
   // it is never reused nor freed (the stream may still write into it).
   void abandon(StagingBlock* block);
   // Raises `done` of every block in use (so no stream waits on this pool any
-  // more), waits up to `seconds` for the streams to free them, frees what was
-  // freed and leaks the rest (a stream may still copy through it).
-  void shutdown(double seconds);
+  // more), waits until `until` for the streams to free them, frees what was
+  // freed and hands the rest to the reaper, which frees each block once its
+  // stream is past it.
+  void shutdown(Clock::time_point until);
   size_t blocks();
 
  private:
