@@ -83,6 +83,11 @@ weftResult_t StagingPool::grow(size_t bytes, StagingBlock** block) {
   return weftSuccess;
 }
 
+void StagingPool::release(StagingBlock* block) {
+  std::lock_guard<std::mutex> lock(mu_);
+  --block->gen;
+}
+
 void StagingPool::abandon(StagingBlock* block) {
   std::lock_guard<std::mutex> lock(mu_);
   for (size_t i = 0; i < blocks_.size(); ++i) {

@@ -44,6 +44,9 @@ class StagingPool {
 
   // A free block of at least `bytes`, its gen already advanced for this use.
   weftResult_t acquire(size_t bytes, StagingBlock** block);
+  // Gives back a block acquired for a use that enqueued nothing: its gen goes
+  // back to its last use, whose "freed" it already has.
+  void release(StagingBlock* block);
   // Gives up on a block whose stream operations were only partly enqueued:
   // it is never reused nor freed (the stream may still write into it).
   void abandon(StagingBlock* block);
