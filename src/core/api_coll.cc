@@ -17,7 +17,7 @@ weftResult_t submit(weftComm_t comm, const char* fn, Call call, weftStream_t str
   CommCall guard(comm, fn);
   WEFT_CHECK(guard.status());
   if (request != nullptr) *request = nullptr;
-  WEFT_CHECK(validateCall(comm, fn, call, stream));
+  WEFT_CHECK(validateCall(comm, fn, &call, stream));
   call.seq = ++comm->seq;  // 1-based: the first call is #1
   call.stream = stream;
   if (inGroup()) {

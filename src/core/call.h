@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "collectives/coll_context.h"
+#include "device/device_runtime.h"
 #include "weft/weft.h"
 
 struct weftComm;
@@ -31,6 +32,11 @@ struct Call {
   int peer = -1;  // send / recv
   uint64_t seq = 0;
   weftStream_t stream = nullptr;  // the caller's cudaStream_t (device/stream_call.h), or host
+  // What checkCallBuffers found for the buffers of buffersOf(call) on this
+  // rank, in that order (device/staging_plan.h), so that a call on a stream
+  // is classified once: the stream path plans its staging from these.
+  PointerInfo buffers[2];
+  bool classified = false;  // buffers[] is set (always, for a validated call on a stream)
 };
 
 const char* collName(CollKind kind);
@@ -38,8 +44,9 @@ bool isP2P(CollKind kind);
 // "allreduce #12 (1024 x float, sum)" for error sentences.
 std::string describeCall(const Call& call);
 
-// Checks every argument of `call` on `comm` for the API function `fn`.
-weftResult_t validateCall(weftComm* comm, const char* fn, const Call& call, weftStream_t stream);
+// Checks every argument of `call` on `comm` for the API function `fn`, and
+// records in call->buffers what its buffers are (for calls on a stream).
+weftResult_t validateCall(weftComm* comm, const char* fn, Call* call, weftStream_t stream);
 
 // Runs the calls of one communicator (a single call, or a group's): the
 // collectives in call order, then all point-to-point calls fused. A transport

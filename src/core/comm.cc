@@ -162,11 +162,17 @@ void weftComm::markBroken(weftResult_t r, const std::string& text) {
 }
 
 weftComm::~weftComm() {
+  closeBy = weft::Clock::now();
+  if (!aborted.load())
+    closeBy +=
+        std::chrono::microseconds(static_cast<int64_t>(std::min(config.timeoutSec, 1e9) * 1e6));
+  closing.store(true, std::memory_order_release);
   progress.stop();
-  // No request runs any more: release the streams still waiting on staging
-  // (abort: at once; destroy: after they had time to drain).
+  // No request runs any more: release the streams still waiting on staging.
+  // Destroy gives streams that are draining a moment to free their blocks
+  // here; what a stream may still use goes to the reaper (staging_reaper.h).
   if (streamStaging)
-    streamStaging->shutdown(aborted.load() ? 1.0 : std::min(config.timeoutSec, 10.0));
+    streamStaging->shutdown(std::min(closeBy, weft::Clock::now() + std::chrono::milliseconds(100)));
   copy.reset();
   board.reset();
   channels.reset();

@@ -19,6 +19,7 @@
 #include "collectives/tuner.h"
 #include "core/rank_place.h"
 #include "core/request.h"
+#include "core/wait.h"
 #include "device/staging_pool.h"
 #include "transports/ib/ib_available.h"
 #include "transports/peer_channels.h"
@@ -61,6 +62,12 @@ struct weftComm {
   pid_t ownerPid = 0;  // calls from a forked child are refused
   weft::CommConfig config;
   std::atomic<bool> aborted{false};
+  // Set as destroy or abort begins (closeBy first): the calls on a stream still
+  // waiting for their stream then give up at closeBy, one WEFT_TIMEOUT after
+  // destroy began (abort: at once), so destroy waits one timeout in all, not
+  // one per pending call.
+  std::atomic<bool> closing{false};
+  weft::Clock::time_point closeBy;
   std::unique_ptr<weft::Bootstrap> bootstrap;
   std::vector<weft::RankPlace> places;  // every rank's node, pid, GPU ring key
   std::unique_ptr<weft::TcpTransport> tcp;

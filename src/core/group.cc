@@ -3,15 +3,16 @@
 // communicator's calls as one unit (point-to-point fused), and runs different
 // communicators concurrently on their progress threads, so one thread can
 // drive several ranks' communicators without deadlock. A communicator whose
-// calls are on a CUDA stream has them enqueued there (device/stream_call.h)
-// instead: weftGroupEnd does not wait for those.
+// calls are on a CUDA stream has them enqueued there (device/stream_group.h)
+// instead, all communicators' or none: weftGroupEnd does not wait for those.
+#include <deque>
 #include <map>
 #include <vector>
 
 #include "core/call.h"
 #include "core/comm.h"
 #include "core/error.h"
-#include "device/stream_call.h"
+#include "device/stream_group.h"
 
 using namespace weft;
 
@@ -38,6 +39,35 @@ weftRequest* makeRequest(weftComm* comm, std::vector<Call> calls) {
   return req;
 }
 
+// Enqueues the group's stream parts (every communicator's, or none: see
+// stream_group.h), holding every communicator of the group meanwhile. The
+// group's calls were accepted, so peers will run their parts of it: if this
+// rank cannot, every communicator of the group is broken, so that their
+// peers fail too (at once where the transports notice, within WEFT_TIMEOUT
+// otherwise) instead of some running a part this rank never runs. The host
+// parts are not run either.
+weftResult_t enqueueStreamParts(const std::vector<weftComm*>& comms,
+                                const std::vector<StreamGroupPart>& parts) {
+  std::deque<CommCall> held;  // CommCall cannot move: a deque keeps them in place
+  weftResult_t r = weftSuccess;
+  for (weftComm* comm : comms) {
+    held.emplace_back(comm, "weftGroupEnd");
+    r = held.back().status();
+    if (r != weftSuccess) {  // destroyed or aborted by another thread meanwhile
+      held.pop_back();
+      break;
+    }
+  }
+  if (r == weftSuccess) r = enqueueStreamGroup("weftGroupEnd", parts);
+  if (r == weftSuccess) return weftSuccess;
+  const std::string text = lastError() +
+                           "; no call of the group runs on this rank, and every communicator of "
+                           "the group is broken";
+  for (size_t i = 0; i < held.size(); ++i)  // comms[i] is held (and alive) for i < held.size()
+    comms[i]->markBroken(r, "rank " + std::to_string(comms[i]->rank) + ": " + text);
+  return setErrorString(r, text);
+}
+
 weftResult_t endGroup(weftRequest_t* request) {
   if (tlsGroup.depth == 0)
     return setError(weftInvalidUsage, "weftGroupEnd: no weftGroupStart is open");
@@ -61,16 +91,12 @@ weftResult_t endGroup(weftRequest_t* request) {
                       "their stream; end it with weftGroupEnd");
     }
   }
+  std::vector<StreamGroupPart> streamParts;
   for (weftComm* comm : g.order)
-    if (g.calls[comm].front().stream != nullptr)
-      WEFT_CHECK(checkStreamGroup("weftGroupEnd", g.calls[comm], comm->rank, comm->nranks));
-  for (weftComm* comm : g.order) {
-    const weftStream_t stream = g.calls[comm].front().stream;
-    if (stream == nullptr) continue;
-    CommCall guard(comm, "weftGroupEnd");
-    WEFT_CHECK(guard.status());
-    WEFT_CHECK(enqueueOnStream(comm, "weftGroupEnd", g.calls[comm], stream));
-  }
+    if (g.calls[comm].front().stream != nullptr) streamParts.push_back({comm, &g.calls[comm]});
+  for (const StreamGroupPart& part : streamParts)
+    WEFT_CHECK(checkStreamGroup("weftGroupEnd", *part.calls, part.comm->rank, part.comm->nranks));
+  if (!streamParts.empty()) WEFT_CHECK(enqueueStreamParts(g.order, streamParts));
   g.order.swap(hostComms);
   if (g.order.empty() && request == nullptr) return weftSuccess;  // all on streams
   if (g.order.empty()) {                                          // an empty group: nothing to run

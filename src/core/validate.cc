@@ -113,8 +113,8 @@ weftResult_t validateArgs(weftComm* comm, const char* fn, const Call& call) {
 
 }  // namespace
 
-weftResult_t validateCall(weftComm* comm, const char* fn, const Call& call, weftStream_t stream) {
-  WEFT_CHECK(validateArgs(comm, fn, call));
+weftResult_t validateCall(weftComm* comm, const char* fn, Call* call, weftStream_t stream) {
+  WEFT_CHECK(validateArgs(comm, fn, *call));
   return checkCallBuffers(comm, fn, call, stream);
 }
 

@@ -1,6 +1,7 @@
 // Buffer checks for calls with and without a stream (see stream_call.h). The
 // host path (NULL stream) pays for them only once the process can hold device
-// memory at all (DeviceRuntime::mayHaveDeviceMemory).
+// memory at all (DeviceRuntime::mayHaveDeviceMemory). The classification is
+// kept in the call, so the stream path does not ask the runtime again.
 #include "core/comm.h"
 #include "core/error.h"
 #include "device/device_runtime.h"
@@ -9,8 +10,7 @@
 
 namespace weft {
 
-weftResult_t checkCallBuffers(weftComm* comm, const char* fn, const Call& call,
-                              weftStream_t stream) {
+weftResult_t checkCallBuffers(weftComm* comm, const char* fn, Call* call, weftStream_t stream) {
   DeviceRuntime* rt = deviceRuntime();
   if (stream != nullptr) {
     std::string why = rt->whyUnusable();
@@ -25,11 +25,11 @@ weftResult_t checkCallBuffers(weftComm* comm, const char* fn, const Call& call,
     return weftSuccess;
   }
   BufferUse uses[2];
-  const int n = buffersOf(call, comm->rank, comm->nranks, uses);
+  const int n = buffersOf(*call, comm->rank, comm->nranks, uses);
   const char* deviceArg = nullptr;
   int device = -1;
   for (int i = 0; i < n; ++i) {
-    PointerInfo info;
+    PointerInfo& info = call->buffers[i];
     WEFT_CHECK(rt->classify(uses[i].ptr, &info));
     if (stream == nullptr) {
       if (info.kind == MemKind::kDevice)
@@ -55,6 +55,7 @@ weftResult_t checkCallBuffers(weftComm* comm, const char* fn, const Call& call,
                       fn, uses[i].name, info.device, deviceArg, device);
     }
   }
+  call->classified = true;
   return weftSuccess;
 }
 

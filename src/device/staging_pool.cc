@@ -3,10 +3,10 @@
 
 #include <unistd.h>
 
-#include <chrono>
 #include <cstring>
 
 #include "core/error.h"
+#include "device/staging_reaper.h"
 
 namespace weft {
 namespace {
@@ -24,7 +24,7 @@ size_t roundUpPow2(size_t n) {
 
 }  // namespace
 
-StagingPool::~StagingPool() { shutdown(0); }
+StagingPool::~StagingPool() { shutdown(Clock::now()); }
 
 bool StagingPool::isFree(const StagingBlock* b) const {
   // Acquire pairs with the stream's write of `freed`, which follows its last
@@ -83,6 +83,11 @@ weftResult_t StagingPool::grow(size_t bytes, StagingBlock** block) {
   return weftSuccess;
 }
 
+void StagingPool::release(StagingBlock* block) {
+  std::lock_guard<std::mutex> lock(mu_);
+  --block->gen;
+}
+
 void StagingPool::abandon(StagingBlock* block) {
   std::lock_guard<std::mutex> lock(mu_);
   for (size_t i = 0; i < blocks_.size(); ++i) {
@@ -95,19 +100,21 @@ void StagingPool::abandon(StagingBlock* block) {
   delete block;
 }
 
-void StagingPool::shutdown(double seconds) {
+void StagingPool::shutdown(Clock::time_point until) {
   std::lock_guard<std::mutex> lock(mu_);
   for (StagingBlock* b : blocks_)
     if (!isFree(b)) __atomic_store_n(b->done, b->gen, __ATOMIC_RELEASE);
-  auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   for (;;) {
     bool busy = false;
     for (StagingBlock* b : blocks_) busy = busy || !isFree(b);
-    if (!busy || std::chrono::steady_clock::now() >= until) break;
+    if (!busy || Clock::now() >= until) break;
     usleep(1000);
   }
   for (StagingBlock* b : blocks_) {
-    if (isFree(b)) rt_->freePinned(b->mem);  // else leaked: a stream may still use it
+    if (isFree(b))
+      rt_->freePinned(b->mem);
+    else  // a stream may still copy through it: freed once the stream is past it
+      reapWhenFreed(rt_, b->mem, b->freed, b->gen);
     delete b;
   }
   blocks_.clear();

@@ -10,7 +10,9 @@
 //   freed  written by the stream  (results copied out) read by the pool
 // Flags only grow (cyclically), so no reset is needed between uses and a
 // stale value can never look like the current use. A block is reused only
-// once freed == gen: after the stream's last touch of it.
+// once freed == gen: after the stream's last touch of it. When the pool shuts
+// down, a block a stream may still use goes to the reaper (staging_reaper.h),
+// which frees it once the stream raised its `freed`.
 #pragma once
 
 #include <cstddef>
@@ -18,6 +20,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/wait.h"
 #include "device/device_runtime.h"
 
 namespace weft {
@@ -41,13 +44,17 @@ class StagingPool {
 
   // A free block of at least `bytes`, its gen already advanced for this use.
   weftResult_t acquire(size_t bytes, StagingBlock** block);
+  // Gives back a block acquired for a use that enqueued nothing: its gen goes
+  // back to its last use, whose "freed" it already has.
+  void release(StagingBlock* block);
   // Gives up on a block whose stream operations were only partly enqueued:
   // it is never reused nor freed (the stream may still write into it).
   void abandon(StagingBlock* block);
   // Raises `done` of every block in use (so no stream waits on this pool any
-  // more), waits up to `seconds` for the streams to free them, frees what was
-  // freed and leaks the rest (a stream may still copy through it).
-  void shutdown(double seconds);
+  // more), waits until `until` for the streams to free them, frees what was
+  // freed and hands the rest to the reaper, which frees each block once its
+  // stream is past it.
+  void shutdown(Clock::time_point until);
   size_t blocks();
 
  private:

@@ -21,21 +21,14 @@ namespace weft {
 // The buffer checks of one call (after the argument checks of validateCall):
 // with a stream, the stream must be usable and the buffers device, managed or
 // pinned memory, all of one device; without one (host semantics), no buffer
-// may be device memory. Sentences name the argument.
-weftResult_t checkCallBuffers(weftComm* comm, const char* fn, const Call& call,
-                              weftStream_t stream);
-
-// A group's calls on one communicator and stream are staged together: all
-// inputs are copied in before the first call runs, so a call that read a
-// sendbuff written by an earlier call of the group would read the old bytes.
-// Such a group is refused (weftInvalidUsage, naming both calls) rather than
-// silently wrong. weftGroupEnd checks every communicator's part before it
-// enqueues any, so a refused group leaves nothing half enqueued.
-weftResult_t checkStreamGroup(const char* fn, const std::vector<Call>& calls, int rank, int nranks);
+// may be device memory. Sentences name the argument. What each buffer is goes
+// into call->buffers (and call->classified), which the stream path uses.
+weftResult_t checkCallBuffers(weftComm* comm, const char* fn, Call* call, weftStream_t stream);
 
 // Enqueues validated `calls` of `comm` (one call, or one group's calls on this
 // communicator, all on `stream`) and queues their request; returns without
-// waiting for the stream or the peers.
+// waiting for the stream or the peers. A group over several communicators
+// goes through enqueueStreamGroup (stream_group.h) instead.
 weftResult_t enqueueOnStream(weftComm* comm, const char* fn, const std::vector<Call>& calls,
                              weftStream_t stream);
 

@@ -1,0 +1,79 @@
+// The progress thread's side of a call on a stream (stream_run.h).
+#include "device/stream_run.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include "core/comm.h"
+#include "core/error.h"
+#include "core/wait.h"
+#include "device/device_runtime.h"
+
+namespace weft {
+namespace {
+
+// The failure that broke `comm` (weftSuccess: none).
+weftResult_t failureOf(weftComm* comm) {
+  std::lock_guard<std::mutex> lock(comm->failMu);
+  return comm->failure;
+}
+
+// Waits for the stream to reach the call (its "ready"). Gives up on abort, at
+// WEFT_TIMEOUT, when the communicator is being destroyed and its closeBy
+// passed (one bound for all pending calls, not one per call), and once the
+// communicator is broken: the call could not run anyway, and raising "done"
+// at once releases its stream (a stalled stream's calls then all fail at the
+// first timeout instead of one timeout after another).
+weftResult_t waitReady(weftComm* comm, const StagingBlock* block, uint32_t gen, const Call& first) {
+  Deadline deadline = Deadline::after(comm->config.timeoutSec);
+  Backoff backoff(comm->config.spinUs);
+  while (!flagReached(__atomic_load_n(block->ready, __ATOMIC_ACQUIRE), gen)) {
+    if (comm->aborted.load(std::memory_order_relaxed))
+      return setError(weftInvalidUsage, "rank %d: %s on a stream: comm was aborted", comm->rank,
+                      describeCall(first).c_str());
+    if (deadline.expired())
+      return setError(weftTimeout,
+                      "rank %d: %s on a stream: the stream did not reach the call within "
+                      "WEFT_TIMEOUT=%g s (is it blocked, or waiting on something that waits for "
+                      "this call?)",
+                      comm->rank, describeCall(first).c_str(), deadline.seconds());
+    if (comm->closing.load(std::memory_order_acquire) && Clock::now() >= comm->closeBy)
+      return setError(weftTimeout,
+                      "rank %d: %s on a stream: the communicator is being destroyed and the "
+                      "stream did not reach the call within WEFT_TIMEOUT=%g s of that",
+                      comm->rank, describeCall(first).c_str(), comm->config.timeoutSec);
+    if (weftResult_t failure = failureOf(comm))
+      return setError(failure,
+                      "rank %d: %s on a stream: the communicator broke before the stream reached "
+                      "the call",
+                      comm->rank, describeCall(first).c_str());
+    switch (backoff.next()) {
+      case Backoff::Step::kSpin:
+        break;
+      case Backoff::Step::kYield:
+        sched_yield();
+        break;
+      case Backoff::Step::kSleep:
+        usleep(50);
+        break;
+    }
+  }
+  return weftSuccess;
+}
+
+}  // namespace
+
+// The progress thread's part of the calls in `block` (see the top of stream_part.cc).
+weftResult_t runStaged(weftComm* comm, const std::vector<Call>& calls, StagingBlock* block,
+                       uint32_t gen) {
+  weftResult_t r = waitReady(comm, block, gen, calls.front());
+  if (r == weftSuccess) r = executeCalls(comm, calls);
+  if (r != weftSuccess) {
+    // No caller is waiting for this result: it becomes the async error.
+    comm->markBroken(r, lastError() + " (a call on a CUDA stream; its outputs are undefined)");
+  }
+  __atomic_store_n(block->done, gen, __ATOMIC_RELEASE);
+  return r;
+}
+
+}  // namespace weft

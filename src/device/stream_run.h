@@ -1,0 +1,22 @@
+// The progress thread's side of a call on a stream (see the top of
+// stream_part.cc for the whole protocol): wait until the stream reached the
+// call ("ready"), run the calls on the staging memory, raise "done".
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/call.h"
+#include "device/staging_pool.h"
+
+struct weftComm;
+
+namespace weft {
+
+// Runs `calls` of `comm`, staged in `block` for its use `gen`, once the stream
+// raised "ready"; raises "done" on every path, failures included (which
+// become the communicator's async error: nobody waits for the result).
+weftResult_t runStaged(weftComm* comm, const std::vector<Call>& calls, StagingBlock* block,
+                       uint32_t gen);
+
+}  // namespace weft

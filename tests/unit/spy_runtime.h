@@ -1,0 +1,86 @@
+// A DeviceRuntime for tests that forwards to the fake CUDA (src/device/
+// fake_runtime.h), counts what weft asks of it (pointer classifications,
+// pinned allocations and frees) and fails on demand (the next pinned
+// allocations, or every enqueue on one stream), so that tests can see how
+// often the stream path classifies, whether staging is freed, and what a
+// failed enqueue leaves behind.
+#pragma once
+
+#include <atomic>
+
+#include "core/error.h"
+#include "device/device_runtime.h"
+#include "device/fake_runtime.h"
+
+namespace weft_test {
+
+class SpyRuntime : public weft::DeviceRuntime {
+ public:
+  std::atomic<int> classifies{0};
+  std::atomic<int> pinnedAllocs{0};
+  std::atomic<int> pinnedFrees{0};
+  // Pinned allocations still to succeed before they fail (-1: never fail).
+  std::atomic<int> allocsBeforeFailure{-1};
+  // Every enqueue on this stream fails (nullptr: none does).
+  std::atomic<void*> failingStream{nullptr};
+
+  void reset() {
+    classifies = 0;
+    pinnedAllocs = 0;
+    pinnedFrees = 0;
+    allocsBeforeFailure = -1;
+    failingStream = nullptr;
+  }
+  int pinnedLive() const { return pinnedAllocs.load() - pinnedFrees.load(); }
+
+  std::string whyUnusable() override { return fake().whyUnusable(); }
+  std::string streamProblem(void* stream) override { return fake().streamProblem(stream); }
+  bool mayHaveDeviceMemory() override { return fake().mayHaveDeviceMemory(); }
+  weftResult_t classify(const void* ptr, weft::PointerInfo* info) override {
+    ++classifies;
+    return fake().classify(ptr, info);
+  }
+  weftResult_t allocPinned(size_t bytes, void** ptr) override {
+    if (allocsBeforeFailure.load() == 0)
+      return weft::setError(weftSystemError, "spy runtime: pinned allocation refused");
+    if (allocsBeforeFailure.load() > 0) --allocsBeforeFailure;
+    weftResult_t r = fake().allocPinned(bytes, ptr);
+    if (r == weftSuccess) ++pinnedAllocs;
+    return r;
+  }
+  void freePinned(void* ptr) override {
+    ++pinnedFrees;
+    fake().freePinned(ptr);
+  }
+  weftResult_t beginEnqueue(int device, int* saved) override {
+    return fake().beginEnqueue(device, saved);
+  }
+  void endEnqueue(int saved) override { fake().endEnqueue(saved); }
+  weftResult_t copyAsync(void* dst, const void* src, size_t bytes, void* stream) override {
+    if (stream == failingStream.load()) return refused();
+    return fake().copyAsync(dst, src, bytes, stream);
+  }
+  weftResult_t writeFlagAsync(uint32_t* flag, uint32_t value, void* stream) override {
+    if (stream == failingStream.load()) return refused();
+    return fake().writeFlagAsync(flag, value, stream);
+  }
+  weftResult_t waitFlagAsync(const uint32_t* flag, uint32_t value, void* stream) override {
+    if (stream == failingStream.load()) return refused();
+    return fake().waitFlagAsync(flag, value, stream);
+  }
+
+  // One per process, never destroyed (like the runtimes it stands for: a
+  // staging block may be freed through it after a test's communicator is gone).
+  static SpyRuntime* instance() {
+    static auto* spy = new SpyRuntime();
+    return spy;
+  }
+
+ private:
+  static weftResult_t refused() {
+    return weft::setError(weftUnhandledCudaError, "spy runtime: enqueue on this stream refused");
+  }
+  static weft::DeviceRuntime& fake() { return *weft::fake::runtime(); }
+};
+
+}  // namespace weft_test
