@@ -18,6 +18,7 @@ namespace {
 
 constexpr size_t kTileBytes = 256 << 10;            // per input: n tiles stay within L2
 constexpr size_t kStreamMinBytes = 1 << 20;         // outputs this large skip the cache
+constexpr size_t kOutboxBytes = 4 << 20;            // private buffers up to this are staged
 const uint64_t kProbeWord = 0x5745465450524f42ull;  // what init() reads from every peer
 
 }  // namespace
@@ -56,6 +57,20 @@ weftResult_t LocalCopy::init(LocalBoard* board, const FlowRunOptions& run) {
   return weftSuccess;
 }
 
+LocalCopy::~LocalCopy() {
+  memory_.reset();  // peers' mappings first; ours is only freed below
+  if (outbox_ != nullptr) hostFree(outbox_);
+}
+
+weftResult_t LocalCopy::ensureOutbox() {
+  if (outbox_ != nullptr) return weftSuccess;
+  void* mem = nullptr;
+  WEFT_CHECK(hostAlloc(kOutboxBytes, &mem));
+  outbox_ = static_cast<char*>(mem);
+  outboxRegion_ = findHostRegion(outbox_, kOutboxBytes);
+  return weftSuccess;
+}
+
 weftResult_t LocalCopy::readRemote(int peer, void* local, uint64_t remote, size_t bytes) {
   char* dst = static_cast<char*>(local);
   while (bytes > 0) {
@@ -89,13 +104,33 @@ weftResult_t LocalCopy::readPeer(int peer, const PeerBuf& from, size_t offset, v
 }
 
 weftResult_t LocalCopy::exchange(const CollArgs& a, size_t sendBytes, size_t recvBytes,
-                                 const FlowRunOptions& run) {
+                                 const FlowRunOptions& run, const Stage& stage) {
   const int n = board_->nranks(), me = board_->rank();
   Published mine{};
   mine.send = reinterpret_cast<uint64_t>(a.sendbuff);
   mine.recv = reinterpret_cast<uint64_t>(a.recvbuff);
   if (a.sendbuff != nullptr) mine.sendRegion = findHostRegion(a.sendbuff, sendBytes);
   if (a.recvbuff != nullptr) mine.recvRegion = findHostRegion(a.recvbuff, recvBytes);
+  // Private buffers that fit go through the outbox (the same offsets as in
+  // the caller's buffer, so peers address it exactly like the original).
+  const bool stageIn = stage.input && a.sendbuff != nullptr && sendBytes > 0 &&
+                       mine.sendRegion.inode == 0 && sendBytes <= kOutboxBytes;
+  stagedOut_ = stage.output && a.recvbuff != nullptr && recvBytes > 0 &&
+               mine.recvRegion.inode == 0 && recvBytes <= kOutboxBytes;
+  if (stageIn || stagedOut_) WEFT_CHECK(ensureOutbox());
+  if (stageIn) {
+    const char* in = static_cast<const char*>(a.sendbuff);
+    const size_t skipEnd = stage.skipFrom + stage.skipBytes;
+    std::memcpy(outbox_, in, stage.skipFrom < sendBytes ? stage.skipFrom : sendBytes);
+    if (skipEnd < sendBytes) std::memcpy(outbox_ + skipEnd, in + skipEnd, sendBytes - skipEnd);
+    mine.send = reinterpret_cast<uint64_t>(outbox_);
+    mine.sendRegion = outboxRegion_;
+  }
+  if (stagedOut_) {
+    mine.recv = reinterpret_cast<uint64_t>(outbox_);
+    mine.recvRegion = outboxRegion_;
+    mine.recvStaged = 1;
+  }
   mine.frees = hostFreeCount();
   int slot = 0;
   WEFT_CHECK(board_->publishAndWait(&mine, sizeof(mine), run, &slot));
@@ -121,7 +156,7 @@ weftResult_t LocalCopy::exchange(const CollArgs& a, size_t sendBytes, size_t rec
 bool LocalCopy::everyOutputMapped() const {
   // Decided from what every rank published, so that all ranks decide alike.
   for (const Published& p : peers_)
-    if (p.recvRegion.inode == 0) return false;
+    if (p.recvRegion.inode == 0 || p.recvStaged != 0) return false;
   return true;
 }
 
@@ -177,15 +212,21 @@ weftResult_t LocalCopy::reduceBlock(CollContext& ctx, const CollArgs& a, size_t 
 weftResult_t LocalCopy::allReduce(CollContext& ctx, const CollArgs& a) {
   const int n = board_->nranks(), me = board_->rank();
   const size_t esize = datatypeSize(a.datatype);
-  WEFT_CHECK(exchange(a, a.count * esize, a.count * esize, ctx.run));
   Span mine = segmentOf(a.count, n, me);
+  Stage stage;
+  stage.input = stage.output = true;
+  stage.skipFrom = mine.offset * esize;
+  stage.skipBytes = mine.count * esize;
+  WEFT_CHECK(exchange(a, a.count * esize, a.count * esize, ctx.run, stage));
   int slot = 0;
   if (everyOutputMapped()) {
     WEFT_CHECK(reduceBlock(ctx, a, mine.offset, mine.count, nullptr));
     return board_->publishAndWait(nullptr, 0, ctx.run, &slot);  // (2) all written, all read
   }
-  WEFT_CHECK(reduceBlock(ctx, a, mine.offset, mine.count,
-                         static_cast<char*>(a.recvbuff) + mine.offset * esize));
+  char* block = static_cast<char*>(a.recvbuff) + mine.offset * esize;
+  WEFT_CHECK(reduceBlock(ctx, a, mine.offset, mine.count, block));
+  // Peers copy our block from the outbox (see exchange); it is still cached.
+  if (stagedOut_) std::memcpy(outbox_ + mine.offset * esize, block, mine.count * esize);
   WEFT_CHECK(board_->publishAndWait(nullptr, 0, ctx.run, &slot));  // (2) every block reduced
   for (int p = 0; p < n; ++p) {
     if (p == me) continue;
@@ -199,7 +240,11 @@ weftResult_t LocalCopy::allReduce(CollContext& ctx, const CollArgs& a) {
 
 weftResult_t LocalCopy::reduceScatter(CollContext& ctx, const CollArgs& a) {
   const size_t bytes = a.count * datatypeSize(a.datatype);
-  WEFT_CHECK(exchange(a, bytes * board_->nranks(), bytes, ctx.run));
+  Stage stage;
+  stage.input = true;
+  stage.skipFrom = static_cast<size_t>(board_->rank()) * bytes;
+  stage.skipBytes = bytes;
+  WEFT_CHECK(exchange(a, bytes * board_->nranks(), bytes, ctx.run, stage));
   WEFT_CHECK(reduceBlock(ctx, a, static_cast<size_t>(board_->rank()) * a.count, a.count,
                          static_cast<char*>(a.recvbuff)));
   int slot = 0;
@@ -209,7 +254,11 @@ weftResult_t LocalCopy::reduceScatter(CollContext& ctx, const CollArgs& a) {
 weftResult_t LocalCopy::allGather(CollContext& ctx, const CollArgs& a) {
   const int n = board_->nranks(), me = board_->rank();
   const size_t bytes = a.count * datatypeSize(a.datatype);
-  WEFT_CHECK(exchange(a, bytes, bytes * n, ctx.run));
+  Stage stage;
+  // Our output from weftHostAlloc: most likely every output is, and the push
+  // below reads our input in place, so staging it would be a wasted copy.
+  stage.input = findHostRegion(a.recvbuff, bytes * n).inode == 0;
+  WEFT_CHECK(exchange(a, bytes, bytes * n, ctx.run, stage));
   char* out = static_cast<char*>(a.recvbuff);
   const char* in = static_cast<const char*>(a.sendbuff);
   if (everyOutputMapped()) {
@@ -233,7 +282,9 @@ weftResult_t LocalCopy::allGather(CollContext& ctx, const CollArgs& a) {
 
 weftResult_t LocalCopy::broadcast(CollContext& ctx, const CollArgs& a) {
   const size_t bytes = a.count * datatypeSize(a.datatype);
-  WEFT_CHECK(exchange(a, bytes, bytes, ctx.run));
+  Stage stage;
+  stage.input = board_->rank() == a.root;
+  WEFT_CHECK(exchange(a, bytes, bytes, ctx.run, stage));
   if (board_->rank() != a.root)
     WEFT_CHECK(readPeer(a.root, views_[a.root].send, 0, a.recvbuff, bytes));
   else if (a.recvbuff != a.sendbuff)
@@ -245,7 +296,11 @@ weftResult_t LocalCopy::broadcast(CollContext& ctx, const CollArgs& a) {
 weftResult_t LocalCopy::allToAll(CollContext& ctx, const CollArgs& a) {
   const int n = board_->nranks(), me = board_->rank();
   const size_t block = a.count * datatypeSize(a.datatype);
-  WEFT_CHECK(exchange(a, block * n, block * n, ctx.run));
+  Stage stage;
+  stage.input = true;
+  stage.skipFrom = static_cast<size_t>(me) * block;
+  stage.skipBytes = block;
+  WEFT_CHECK(exchange(a, block * n, block * n, ctx.run, stage));
   char* out = static_cast<char*>(a.recvbuff);
   for (int p = 0; p < n; ++p)
     if (p != me) WEFT_CHECK(readPeer(p, views_[p].send, me * block, out + p * block, block));

@@ -11,6 +11,13 @@
 // is mapped, allreduce and allgather push instead: each rank writes its block
 // into every output while it is still in cache, with streaming stores.
 //
+// A private buffer (not from weftHostAlloc) of up to 4 MiB is first copied
+// into the rank's outbox, a weftHostAlloc buffer the peers map once, and
+// published in its place: two memcpys of cached data run 3-5x faster than one
+// cross-memory-attach read (7-8 GB/s here, the kernel pinning every page per
+// call). An allreduce also leaves its reduced block in the outbox, so peers
+// copy results from there too. Beyond 4 MiB, cross-memory attach as before.
+//
 // Every collective is board barriers apart: (1) addresses published, (2)
 // results ready, (3) everyone done reading, after which a rank may return and
 // let its caller reuse the buffers. A push needs no (3): at (2) every rank has
@@ -35,6 +42,7 @@ class LocalCopy {
   // policy); `usable()` is false otherwise and the FIFO algorithms are used.
   weftResult_t init(LocalBoard* board, const FlowRunOptions& run);
   bool usable() const { return usable_; }
+  ~LocalCopy();
 
   weftResult_t allReduce(CollContext& ctx, const CollArgs& a);
   weftResult_t reduceScatter(CollContext& ctx, const CollArgs& a);
@@ -48,6 +56,15 @@ class LocalCopy {
     uint64_t recv;
     HostRegion sendRegion, recvRegion;  // inode 0: not from weftHostAlloc
     uint64_t frees;                     // hostFreeCount() of the publisher
+    uint32_t recvStaged;                // recv is our outbox, not the caller's output
+  };
+  // What exchange() may copy into the outbox for a caller's private buffer:
+  // the input except [skipFrom, skipFrom + skipBytes) (our own block, which no
+  // peer reads), and whether the outbox stands for the output too (allreduce).
+  struct Stage {
+    bool input = false;
+    size_t skipFrom = 0, skipBytes = 0;
+    bool output = false;
   };
   // One of a rank's buffers as we reach it: its address in that rank, and our
   // own address for it when we can load and store it directly (else null).
@@ -61,7 +78,8 @@ class LocalCopy {
   // Barrier (1): publish our buffers (sendBytes / recvBytes long), learn
   // everyone's, and map those that can be mapped.
   weftResult_t exchange(const CollArgs& a, size_t sendBytes, size_t recvBytes,
-                        const FlowRunOptions& run);
+                        const FlowRunOptions& run, const Stage& stage);
+  weftResult_t ensureOutbox();
   // Every rank's output is from weftHostAlloc, so every rank can write all of them.
   bool everyOutputMapped() const;
   // Reads `bytes` at `remote` in rank `peer`'s memory into `local` (cross-memory attach).
@@ -83,6 +101,9 @@ class LocalCopy {
   std::vector<Published> peers_;
   std::vector<PeerView> views_;
   std::unique_ptr<PeerMemory> memory_;
+  char* outbox_ = nullptr;  // weftHostAlloc'd on first use, kOutboxBytes
+  HostRegion outboxRegion_;
+  bool stagedOut_ = false;  // this call's output is published as the outbox
 };
 
 }  // namespace weft
