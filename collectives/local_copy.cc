@@ -209,7 +209,24 @@ weftResult_t LocalCopy::reduceBlock(CollContext& ctx, const CollArgs& a, size_t 
   return weftSuccess;
 }
 
+// Calls larger than an outbox run as a series of outbox-sized calls. The
+// split depends on the size alone, so every rank runs the same series
+// whichever of its buffers are shared.
+size_t LocalCopy::pieceElems(weftDataType_t dt) { return kOutboxBytes / datatypeSize(dt); }
+
 weftResult_t LocalCopy::allReduce(CollContext& ctx, const CollArgs& a) {
+  const size_t esize = datatypeSize(a.datatype), piece = pieceElems(a.datatype);
+  for (size_t off = 0; off < a.count || off == 0; off += piece) {
+    CollArgs part = a;
+    part.sendbuff = static_cast<const char*>(a.sendbuff) + off * esize;
+    part.recvbuff = static_cast<char*>(a.recvbuff) + off * esize;
+    part.count = a.count - off < piece ? a.count - off : piece;
+    WEFT_CHECK(allReducePiece(ctx, part));
+  }
+  return weftSuccess;
+}
+
+weftResult_t LocalCopy::allReducePiece(CollContext& ctx, const CollArgs& a) {
   const int n = board_->nranks(), me = board_->rank();
   const size_t esize = datatypeSize(a.datatype);
   Span mine = segmentOf(a.count, n, me);
@@ -252,35 +269,58 @@ weftResult_t LocalCopy::reduceScatter(CollContext& ctx, const CollArgs& a) {
 }
 
 weftResult_t LocalCopy::allGather(CollContext& ctx, const CollArgs& a) {
-  const int n = board_->nranks(), me = board_->rank();
   const size_t bytes = a.count * datatypeSize(a.datatype);
+  for (size_t off = 0; off < bytes || off == 0; off += kOutboxBytes)
+    WEFT_CHECK(
+        allGatherPiece(ctx, a, off, bytes - off < kOutboxBytes ? bytes - off : kOutboxBytes));
+  return weftSuccess;
+}
+
+weftResult_t LocalCopy::allGatherPiece(CollContext& ctx, const CollArgs& a, size_t off,
+                                       size_t len) {
+  const int n = board_->nranks(), me = board_->rank();
+  const size_t bytes = a.count * datatypeSize(a.datatype);  // each rank's whole block
+  CollArgs part = a;  // our input's piece; the output stays whole
+  part.sendbuff = static_cast<const char*>(a.sendbuff) + off;
   Stage stage;
   // Our output from weftHostAlloc: most likely every output is, and the push
   // below reads our input in place, so staging it would be a wasted copy.
   stage.input = findHostRegion(a.recvbuff, bytes * n).inode == 0;
-  WEFT_CHECK(exchange(a, bytes, bytes * n, ctx.run, stage));
+  WEFT_CHECK(exchange(part, len, bytes * n, ctx.run, stage));
   char* out = static_cast<char*>(a.recvbuff);
-  const char* in = static_cast<const char*>(a.sendbuff);
+  const char* in = static_cast<const char*>(part.sendbuff);
   if (everyOutputMapped()) {
-    // Push our block into every output, a tile at a time so that the tile is
+    // Push our piece into every output, a tile at a time so that the tile is
     // read from memory once and from the cache for the other outputs.
-    for (size_t t = 0; t < bytes; t += kTileBytes) {
-      const size_t len = bytes - t < kTileBytes ? bytes - t : kTileBytes;
+    for (size_t t = 0; t < len; t += kTileBytes) {
+      const size_t tile = len - t < kTileBytes ? len - t : kTileBytes;
       for (int p = 0; p < n; ++p) {
-        char* dst = views_[p].recv.local + me * bytes + t;
-        if (dst != in + t) copyOut(dst, in + t, len);
+        char* dst = views_[p].recv.local + me * bytes + off + t;
+        if (dst != in + t) copyOut(dst, in + t, tile);
       }
     }
   } else {
     for (int p = 0; p < n; ++p)
-      if (p != me) WEFT_CHECK(readPeer(p, views_[p].send, 0, out + p * bytes, bytes));
-    if (out + me * bytes != in) std::memmove(out + me * bytes, in, bytes);
+      if (p != me) WEFT_CHECK(readPeer(p, views_[p].send, 0, out + p * bytes + off, len));
+    if (out + me * bytes + off != in) std::memmove(out + me * bytes + off, in, len);
   }
   int slot = 0;
   return board_->publishAndWait(nullptr, 0, ctx.run, &slot);
 }
 
 weftResult_t LocalCopy::broadcast(CollContext& ctx, const CollArgs& a) {
+  const size_t esize = datatypeSize(a.datatype), piece = pieceElems(a.datatype);
+  for (size_t off = 0; off < a.count || off == 0; off += piece) {
+    CollArgs part = a;
+    if (a.sendbuff != nullptr) part.sendbuff = static_cast<const char*>(a.sendbuff) + off * esize;
+    part.recvbuff = static_cast<char*>(a.recvbuff) + off * esize;
+    part.count = a.count - off < piece ? a.count - off : piece;
+    WEFT_CHECK(broadcastPiece(ctx, part));
+  }
+  return weftSuccess;
+}
+
+weftResult_t LocalCopy::broadcastPiece(CollContext& ctx, const CollArgs& a) {
   const size_t bytes = a.count * datatypeSize(a.datatype);
   Stage stage;
   stage.input = board_->rank() == a.root;

@@ -16,7 +16,10 @@
 // published in its place: two memcpys of cached data run 3-5x faster than one
 // cross-memory-attach read (7-8 GB/s here, the kernel pinning every page per
 // call). An allreduce also leaves its reduced block in the outbox, so peers
-// copy results from there too. Beyond 4 MiB, cross-memory attach as before.
+// copy results from there too. Allreduce, allgather and broadcast run larger
+// calls as a series of 4 MiB pieces (a few barriers more, each a cache-line
+// hand-off); reduce-scatter and all-to-all beyond 4 MiB read with
+// cross-memory attach.
 //
 // Every collective is board barriers apart: (1) addresses published, (2)
 // results ready, (3) everyone done reading, after which a rank may return and
@@ -80,6 +83,12 @@ class LocalCopy {
   weftResult_t exchange(const CollArgs& a, size_t sendBytes, size_t recvBytes,
                         const FlowRunOptions& run, const Stage& stage);
   weftResult_t ensureOutbox();
+  // The per-call pieces of the collectives that run larger calls piecewise:
+  // allgather's piece is bytes [off, off + len) of every rank's block.
+  static size_t pieceElems(weftDataType_t dt);
+  weftResult_t allReducePiece(CollContext& ctx, const CollArgs& a);
+  weftResult_t allGatherPiece(CollContext& ctx, const CollArgs& a, size_t off, size_t len);
+  weftResult_t broadcastPiece(CollContext& ctx, const CollArgs& a);
   // Every rank's output is from weftHostAlloc, so every rank can write all of them.
   bool everyOutputMapped() const;
   // Reads `bytes` at `remote` in rank `peer`'s memory into `local` (cross-memory attach).
