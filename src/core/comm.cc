@@ -1,10 +1,13 @@
 // Communicator bookkeeping: config, the live registry, failure state, teardown.
 #include "core/comm.h"
 
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
 #include <unordered_set>
 
 #include "core/config.h"
@@ -14,6 +17,20 @@
 namespace weft {
 namespace {
 std::mutex registryMu;
+
+// This process's pid, for the fork check of every call: getpid() is a system
+// call (glibc stopped caching it), and the pid only changes in a fork child,
+// where the handler below refreshes it. 0: not read yet.
+std::atomic<pid_t> cachedPid{0};
+void refreshPid() { cachedPid.store(getpid(), std::memory_order_relaxed); }
+pid_t currentPid() {
+  pid_t pid = cachedPid.load(std::memory_order_relaxed);
+  if (pid != 0) return pid;
+  static std::once_flag registered;
+  std::call_once(registered, [] { pthread_atfork(nullptr, nullptr, refreshPid); });
+  refreshPid();
+  return cachedPid.load(std::memory_order_relaxed);
+}
 std::unordered_set<const weftComm*>& registry() {
   static auto* set = new std::unordered_set<const weftComm*>();  // never destroyed: safe at exit
   return *set;
@@ -50,10 +67,10 @@ CommCall::CommCall(weftComm* comm, const char* fn) : comm_(nullptr) {
                  "%s: comm is not a live communicator (destroyed, aborted or never created)", fn);
   } else if (comm->aborted.load()) {
     status_ = setError(weftInvalidUsage, "%s: comm was aborted", fn);
-  } else if (comm->ownerPid != getpid()) {
+  } else if (comm->ownerPid != currentPid()) {
     status_ = setError(weftInvalidUsage,
                        "%s: comm was created by process %d and cannot be used from forked child %d",
-                       fn, comm->ownerPid, getpid());
+                       fn, comm->ownerPid, currentPid());
   } else {
     status_ = weftSuccess;
     comm_ = comm;
