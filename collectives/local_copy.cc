@@ -10,6 +10,7 @@
 
 #include "collectives/reduce.h"
 #include "collectives/ring_schedule.h"
+#include "collectives/share_probe.h"
 #include "collectives/stream_copy.h"
 #include "core/error.h"
 
@@ -23,7 +24,7 @@ const uint64_t kProbeWord = 0x5745465450524f42ull;  // what init() reads from ev
 
 }  // namespace
 
-weftResult_t LocalCopy::init(LocalBoard* board, const FlowRunOptions& run) {
+weftResult_t LocalCopy::init(LocalBoard* board, const FlowRunOptions& run, bool mayShare) {
   board_ = board;
   const int n = board->nranks(), me = board->rank();
   // Under Yama's ptrace_scope=1 a peer may only read us if we allow it.
@@ -54,6 +55,7 @@ weftResult_t LocalCopy::init(LocalBoard* board, const FlowRunOptions& run) {
   views_.assign(n, PeerView{});
   memory_ = std::make_unique<PeerMemory>(n);
   clearError();  // a failed probe is not an error: we fall back to the FIFOs
+  if (usable_ && mayShare) WEFT_CHECK(probeSharing(board, pids_, run, &sharing_));
   return weftSuccess;
 }
 
@@ -109,13 +111,15 @@ weftResult_t LocalCopy::exchange(const CollArgs& a, size_t sendBytes, size_t rec
   Published mine{};
   mine.send = reinterpret_cast<uint64_t>(a.sendbuff);
   mine.recv = reinterpret_cast<uint64_t>(a.recvbuff);
-  if (a.sendbuff != nullptr) mine.sendRegion = findHostRegion(a.sendbuff, sendBytes);
-  if (a.recvbuff != nullptr) mine.recvRegion = findHostRegion(a.recvbuff, recvBytes);
+  // Without sharing (share_probe.h) every buffer is published as private and
+  // nothing is staged: all ranks made the same choice at init.
+  if (sharing_ && a.sendbuff != nullptr) mine.sendRegion = findHostRegion(a.sendbuff, sendBytes);
+  if (sharing_ && a.recvbuff != nullptr) mine.recvRegion = findHostRegion(a.recvbuff, recvBytes);
   // Private buffers that fit go through the outbox (the same offsets as in
   // the caller's buffer, so peers address it exactly like the original).
-  const bool stageIn = stage.input && a.sendbuff != nullptr && sendBytes > 0 &&
+  const bool stageIn = sharing_ && stage.input && a.sendbuff != nullptr && sendBytes > 0 &&
                        mine.sendRegion.inode == 0 && sendBytes <= kOutboxBytes;
-  stagedOut_ = stage.output && a.recvbuff != nullptr && recvBytes > 0 &&
+  stagedOut_ = sharing_ && stage.output && a.recvbuff != nullptr && recvBytes > 0 &&
                mine.recvRegion.inode == 0 && recvBytes <= kOutboxBytes;
   if (stageIn || stagedOut_) WEFT_CHECK(ensureOutbox());
   if (stageIn) {

@@ -43,8 +43,10 @@ class LocalCopy {
  public:
   // Checks that this process may read its peers' memory (same user, ptrace
   // policy); `usable()` is false otherwise and the FIFO algorithms are used.
-  weftResult_t init(LocalBoard* board, const FlowRunOptions& run);
+  // `mayShare` false (WEFT_SHM_MAP=0): never map peers' memory.
+  weftResult_t init(LocalBoard* board, const FlowRunOptions& run, bool mayShare);
   bool usable() const { return usable_; }
+  bool sharing() const { return sharing_; }
   ~LocalCopy();
 
   weftResult_t allReduce(CollContext& ctx, const CollArgs& a);
@@ -105,6 +107,7 @@ class LocalCopy {
 
   LocalBoard* board_ = nullptr;
   bool usable_ = false;
+  bool sharing_ = false;    // ranks can map each other's memory (share_probe.h)
   bool streamOut_ = false;  // this call's outputs are large: write them with streaming stores
   std::vector<pid_t> pids_;
   std::vector<Published> peers_;

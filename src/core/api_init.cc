@@ -115,10 +115,13 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
   ctx.run.check = &c->check;
   if (c->board) {
     c->copy = std::make_unique<LocalCopy>();
-    WEFT_CHECK(c->copy->init(c->board.get(), ctx.run));
+    WEFT_CHECK(c->copy->init(c->board.get(), ctx.run, c->config.shmMap));
     if (!c->copy->usable()) c->copy.reset();
-    WEFT_INFO(INIT, "rank %d: single-copy (cross-memory attach) path %s", rank,
-              c->copy ? "on" : "off");
+    WEFT_INFO(INIT, "rank %d: single-copy path %s%s", rank, c->copy ? "on" : "off",
+              c->copy ? (c->copy->sharing()
+                             ? " (outboxes, shared buffers mapped)"
+                             : " (cross-memory attach only: WEFT_SHM_MAP=0, or peers cannot map)")
+                      : "");
   }
   WEFT_CHECK(setupTopoAndTuner(c));
   // Every rank is connected before any returns: a later collective never meets a half-built peer.

@@ -129,6 +129,7 @@ weftResult_t readCommConfig(CommConfig* cfg) {
   cfg->spinUs = configInt("WEFT_SPIN_US");
   cfg->ibEnabled = configString("WEFT_IB_DISABLE") != "1";
   cfg->shmEnabled = configString("WEFT_SHM_DISABLE") != "1";
+  cfg->shmMap = configString("WEFT_SHM_MAP") != "0";
   cfg->checkCalls = configString("WEFT_CHECK_CALLS") != "0";
   if (!parseSize(configString("WEFT_SHM_FIFO"), &v) || v < 4096 || v > (1LL << 30))
     return setError(weftInvalidArgument, "WEFT_SHM_FIFO=%s: expected a size from 4K to 1G",

@@ -39,6 +39,7 @@ struct CommConfig {
   double timeoutSec = 300;
   int64_t spinUs = 2;
   bool shmEnabled = true;
+  bool shmMap = true;      // WEFT_SHM_MAP
   bool checkCalls = true;  // WEFT_CHECK_CALLS: collective-mismatch headers
   size_t shmFifoBytes = 2 << 20;
   bool ibEnabled = true;

@@ -48,6 +48,10 @@ const std::vector<ConfigVar>& configVars() {
        "one that its weftRecv checks (count, datatype); 0 (on every rank) saves their cost."},
       {"WEFT_SHM_DISABLE", "0",
        "1: ranks on one node talk over the network transports, not shared memory."},
+      {"WEFT_SHM_MAP", "1",
+       "1: large calls between ranks of a node move data through 4 MiB outboxes and "
+       "weftHostAlloc buffers that peers map; 0: peers read private memory with cross-memory "
+       "attach only."},
       {"WEFT_SHM_FIFO", "2M",
        "Bytes of shared-memory FIFO per peer pair and stream (K/M suffixes)."},
       {"WEFT_SECRET", "", "Shared job secret for WEFT_ROOT_ADDR / torchrun launches."},
