@@ -3,6 +3,7 @@
 // (the same /proc/<pid>/fd path a peer uses), freed allocations being let go,
 // the per-peer bound, and the streaming copy against memcpy.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <weft/weft.h>
 
@@ -92,6 +93,23 @@ TEST(PeerMemory, MapsTheSamePagesAndLetsGoWhenFreed) {
   ASSERT_EQ(weftHostFree(mem), weftSuccess);
   peers.noteFrees(1, getpid(), weft::hostFreeCount());
   EXPECT_EQ(peers.mappedCount(1), 0u) << "the freed allocation stayed mapped";
+}
+
+TEST(PeerMemory, APeerThatExitedIsARemoteError) {
+  void* mem = nullptr;
+  ASSERT_EQ(weftHostAlloc(&mem, 4096), weftSuccess);
+  HostRegion region = findHostRegion(mem, 4096);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(0);
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);
+  // The region as the exited process would have published it.
+  PeerMemory peers(2);
+  char* view = nullptr;
+  EXPECT_EQ(peers.resolve(1, child, region, region.base, &view), weftRemoteError);
+  EXPECT_NE(std::string(weftGetLastError(nullptr)).find("local rank 1"), std::string::npos)
+      << weftGetLastError(nullptr);
+  EXPECT_EQ(weftHostFree(mem), weftSuccess);
 }
 
 TEST(PeerMemory, BoundedPerPeer) {

@@ -31,9 +31,18 @@ weftResult_t PeerMemory::map(int peer, pid_t pid, const HostRegion& region, Mapp
   char path[64];
   fdPath(pid, region.fd, path, sizeof(path));
   int fd = open(path, O_RDWR | O_CLOEXEC);
-  if (fd < 0)
+  if (fd < 0) {
+    // ENOENT: the process (or its descriptor) is gone; the peer died after
+    // publishing the call. That is the peer's failure, not ours.
+    const int err = errno;
+    if (err == ENOENT || err == ESRCH)
+      return setError(weftRemoteError,
+                      "local rank %d (pid %d) exited (or freed its buffer) during the call: "
+                      "cannot open %s",
+                      peer, static_cast<int>(pid), path);
     return setError(weftSystemError, "cannot open local rank %d's shared buffer (%s): %s", peer,
-                    path, strerror(errno));
+                    path, strerror(err));
+  }
   struct stat st {};
   if (fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_ino) != region.inode ||
       static_cast<uint64_t>(st.st_dev) != region.device ||
