@@ -94,6 +94,15 @@ weftResult_t LocalBoard::publishAndWait(const void* data, size_t bytes, const Fl
   return weftSuccess;
 }
 
+weftResult_t LocalBoard::agree(bool mine, const FlowRunOptions& run, bool* all) {
+  const uint8_t verdict = mine ? 1 : 0;
+  int slot = 0;
+  WEFT_CHECK(publishAndWait(&verdict, 1, run, &slot));
+  *all = true;
+  for (int p = 0; p < nranks_; ++p) *all = *all && slotOf(p, slot)[0] == 1;
+  return weftSuccess;
+}
+
 weftResult_t LocalBoard::allReduce(const CollArgs& a, const FlowRunOptions& run) {
   const size_t bytes = a.count * datatypeSize(a.datatype);
   int slot = 0;

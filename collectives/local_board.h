@@ -30,6 +30,9 @@ class LocalBoard {
   // Returns the call's slot index, valid until our next publishAndWait.
   weftResult_t publishAndWait(const void* data, size_t bytes, const FlowRunOptions& run, int* slot);
   const char* slotOf(int rank, int slot) const { return shm_->board(rank)->slot[slot]; }
+  // Publishes `mine` and sets *all to whether every rank published true: how
+  // ranks agree on a choice that each tested for itself.
+  weftResult_t agree(bool mine, const FlowRunOptions& run, bool* all);
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
 

@@ -47,10 +47,7 @@ weftResult_t LocalCopy::init(LocalBoard* board, const FlowRunOptions& run, bool 
       ok = false;
   }
   // Everyone must agree, or the ranks would pick different algorithms.
-  uint8_t verdict = ok ? 1 : 0;
-  WEFT_CHECK(board->publishAndWait(&verdict, 1, run, &slot));
-  usable_ = true;
-  for (int p = 0; p < n; ++p) usable_ = usable_ && board->slotOf(p, slot)[0] == 1;
+  WEFT_CHECK(board->agree(ok, run, &usable_));
   peers_.assign(n, Published{});
   views_.assign(n, PeerView{});
   memory_ = std::make_unique<PeerMemory>(n);
@@ -218,16 +215,23 @@ weftResult_t LocalCopy::reduceBlock(CollContext& ctx, const CollArgs& a, size_t 
 // whichever of its buffers are shared.
 size_t LocalCopy::pieceElems(weftDataType_t dt) { return kOutboxBytes / datatypeSize(dt); }
 
-weftResult_t LocalCopy::allReduce(CollContext& ctx, const CollArgs& a) {
+// `a` as pieces at equal offsets in sendbuff and recvbuff (sendbuff may be
+// NULL: a broadcast's non-root), each run by runPiece.
+template <typename RunPiece>
+weftResult_t LocalCopy::inPieces(const CollArgs& a, RunPiece runPiece) {
   const size_t esize = datatypeSize(a.datatype), piece = pieceElems(a.datatype);
   for (size_t off = 0; off < a.count || off == 0; off += piece) {
     CollArgs part = a;
-    part.sendbuff = static_cast<const char*>(a.sendbuff) + off * esize;
+    if (a.sendbuff != nullptr) part.sendbuff = static_cast<const char*>(a.sendbuff) + off * esize;
     part.recvbuff = static_cast<char*>(a.recvbuff) + off * esize;
     part.count = a.count - off < piece ? a.count - off : piece;
-    WEFT_CHECK(allReducePiece(ctx, part));
+    WEFT_CHECK(runPiece(part));
   }
   return weftSuccess;
+}
+
+weftResult_t LocalCopy::allReduce(CollContext& ctx, const CollArgs& a) {
+  return inPieces(a, [&](const CollArgs& part) { return allReducePiece(ctx, part); });
 }
 
 weftResult_t LocalCopy::allReducePiece(CollContext& ctx, const CollArgs& a) {
@@ -274,22 +278,23 @@ weftResult_t LocalCopy::reduceScatter(CollContext& ctx, const CollArgs& a) {
 
 weftResult_t LocalCopy::allGather(CollContext& ctx, const CollArgs& a) {
   const size_t bytes = a.count * datatypeSize(a.datatype);
+  // Our output from weftHostAlloc: most likely every output is, and the push
+  // reads our input in place, so staging it would be a wasted copy.
+  const bool stageInput = findHostRegion(a.recvbuff, bytes * board_->nranks()).inode == 0;
   for (size_t off = 0; off < bytes || off == 0; off += kOutboxBytes)
-    WEFT_CHECK(
-        allGatherPiece(ctx, a, off, bytes - off < kOutboxBytes ? bytes - off : kOutboxBytes));
+    WEFT_CHECK(allGatherPiece(ctx, a, off, bytes - off < kOutboxBytes ? bytes - off : kOutboxBytes,
+                              stageInput));
   return weftSuccess;
 }
 
-weftResult_t LocalCopy::allGatherPiece(CollContext& ctx, const CollArgs& a, size_t off,
-                                       size_t len) {
+weftResult_t LocalCopy::allGatherPiece(CollContext& ctx, const CollArgs& a, size_t off, size_t len,
+                                       bool stageInput) {
   const int n = board_->nranks(), me = board_->rank();
   const size_t bytes = a.count * datatypeSize(a.datatype);  // each rank's whole block
   CollArgs part = a;  // our input's piece; the output stays whole
   part.sendbuff = static_cast<const char*>(a.sendbuff) + off;
   Stage stage;
-  // Our output from weftHostAlloc: most likely every output is, and the push
-  // below reads our input in place, so staging it would be a wasted copy.
-  stage.input = findHostRegion(a.recvbuff, bytes * n).inode == 0;
+  stage.input = stageInput;
   WEFT_CHECK(exchange(part, len, bytes * n, ctx.run, stage));
   char* out = static_cast<char*>(a.recvbuff);
   const char* in = static_cast<const char*>(part.sendbuff);
@@ -313,15 +318,7 @@ weftResult_t LocalCopy::allGatherPiece(CollContext& ctx, const CollArgs& a, size
 }
 
 weftResult_t LocalCopy::broadcast(CollContext& ctx, const CollArgs& a) {
-  const size_t esize = datatypeSize(a.datatype), piece = pieceElems(a.datatype);
-  for (size_t off = 0; off < a.count || off == 0; off += piece) {
-    CollArgs part = a;
-    if (a.sendbuff != nullptr) part.sendbuff = static_cast<const char*>(a.sendbuff) + off * esize;
-    part.recvbuff = static_cast<char*>(a.recvbuff) + off * esize;
-    part.count = a.count - off < piece ? a.count - off : piece;
-    WEFT_CHECK(broadcastPiece(ctx, part));
-  }
-  return weftSuccess;
+  return inPieces(a, [&](const CollArgs& part) { return broadcastPiece(ctx, part); });
 }
 
 weftResult_t LocalCopy::broadcastPiece(CollContext& ctx, const CollArgs& a) {

@@ -89,7 +89,10 @@ class LocalCopy {
   // allgather's piece is bytes [off, off + len) of every rank's block.
   static size_t pieceElems(weftDataType_t dt);
   weftResult_t allReducePiece(CollContext& ctx, const CollArgs& a);
-  weftResult_t allGatherPiece(CollContext& ctx, const CollArgs& a, size_t off, size_t len);
+  template <typename RunPiece>
+  weftResult_t inPieces(const CollArgs& a, RunPiece runPiece);
+  weftResult_t allGatherPiece(CollContext& ctx, const CollArgs& a, size_t off, size_t len,
+                              bool stageInput);
   weftResult_t broadcastPiece(CollContext& ctx, const CollArgs& a);
   // Every rank's output is from weftHostAlloc, so every rank can write all of them.
   bool everyOutputMapped() const;

@@ -41,11 +41,8 @@ weftResult_t probeSharing(LocalBoard* board, const std::vector<pid_t>& pids,
       ok = ok && word == kShareWord;
     }
     // Everyone must agree; after this barrier nobody reads our page any more.
-    uint8_t verdict = ok ? 1 : 0;
-    if (r == weftSuccess) r = board->publishAndWait(&verdict, 1, run, &slot);
-    *shared = r == weftSuccess;
-    for (int p = 0; r == weftSuccess && p < n; ++p)
-      *shared = *shared && board->slotOf(p, slot)[0] == 1;
+    *shared = false;
+    if (r == weftSuccess) r = board->agree(ok, run, shared);
   }
   if (page != nullptr) hostFree(page);
   if (r != weftSuccess) return r;
