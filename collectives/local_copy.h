@@ -11,15 +11,16 @@
 // is mapped, allreduce and allgather push instead: each rank writes its block
 // into every output while it is still in cache, with streaming stores.
 //
-// A private buffer (not from weftHostAlloc) of up to 4 MiB is first copied
+// A private buffer (not from weftHostAlloc) of up to 1 MiB is first copied
 // into the rank's outbox, a weftHostAlloc buffer the peers map once, and
 // published in its place: two memcpys of cached data run 3-5x faster than one
 // cross-memory-attach read (7-8 GB/s here, the kernel pinning every page per
 // call). An allreduce also leaves its reduced block in the outbox, so peers
-// copy results from there too. Allreduce, allgather and broadcast run larger
-// calls as a series of 4 MiB pieces (a few barriers more, each a cache-line
-// hand-off); reduce-scatter and all-to-all beyond 4 MiB read with
-// cross-memory attach.
+// copy results from there too. Allreduce, allgather and broadcast run calls
+// over 1 MiB as a series of 1 MiB pieces (a few barriers more, each a
+// cache-line hand-off), so a piece's outboxes are still cached when peers
+// read them. Reduce-scatter and all-to-all take pieces too: the same element
+// range of every rank's block, staged as n blocks side by side.
 //
 // Every collective is board barriers apart: (1) addresses published, (2)
 // results ready, (3) everyone done reading, after which a rank may return and
@@ -58,6 +59,7 @@ class LocalCopy {
  private:
   struct Published {
     uint64_t send;
+    uint64_t sendStride;  // bytes from one block of send to the next (reduce-scatter, all-to-all)
     uint64_t recv;
     HostRegion sendRegion, recvRegion;  // inode 0: not from weftHostAlloc
     uint64_t frees;                     // hostFreeCount() of the publisher
@@ -66,22 +68,28 @@ class LocalCopy {
   // What exchange() may copy into the outbox for a caller's private buffer:
   // the input except [skipFrom, skipFrom + skipBytes) (our own block, which no
   // peer reads), and whether the outbox stands for the output too (allreduce).
+  // With `blocks` set, the input is that many blocks of blockBytes, inStride
+  // apart (a piece of reduce-scatter or all-to-all); they are staged side by
+  // side, all but block skipBlock.
   struct Stage {
     bool input = false;
     size_t skipFrom = 0, skipBytes = 0;
     bool output = false;
+    int blocks = 0, skipBlock = -1;
+    size_t blockBytes = 0, inStride = 0;
   };
   // One of a rank's buffers as we reach it: its address in that rank, and our
   // own address for it when we can load and store it directly (else null).
   struct PeerBuf {
     uint64_t remote = 0;
     char* local = nullptr;
+    size_t stride = 0;  // between blocks (Stage::blocks); 0 for one block
   };
   struct PeerView {
     PeerBuf send, recv;
   };
-  // Barrier (1): publish our buffers (sendBytes / recvBytes long), learn
-  // everyone's, and map those that can be mapped.
+  // Barrier (1): publish our buffers (sendBytes / recvBytes long, first
+  // byte to last), learn everyone's, and map those that can be mapped.
   weftResult_t exchange(const CollArgs& a, size_t sendBytes, size_t recvBytes,
                         const FlowRunOptions& run, const Stage& stage);
   weftResult_t ensureOutbox();
@@ -94,6 +102,10 @@ class LocalCopy {
   weftResult_t allGatherPiece(CollContext& ctx, const CollArgs& a, size_t off, size_t len,
                               bool stageInput);
   weftResult_t broadcastPiece(CollContext& ctx, const CollArgs& a);
+  // Elements per block in a piece of reduce-scatter or all-to-all.
+  size_t blockPieceElems(weftDataType_t dt) const;
+  weftResult_t reduceScatterPiece(CollContext& ctx, const CollArgs& a, size_t off, size_t len);
+  weftResult_t allToAllPiece(CollContext& ctx, const CollArgs& a, size_t off, size_t len);
   // Every rank's output is from weftHostAlloc, so every rank can write all of them.
   bool everyOutputMapped() const;
   // Reads `bytes` at `remote` in rank `peer`'s memory into `local` (cross-memory attach).
@@ -102,11 +114,11 @@ class LocalCopy {
   weftResult_t readPeer(int peer, const PeerBuf& from, size_t offset, void* to, size_t bytes);
   // Copies into the caller's output: streaming stores on large calls.
   void copyOut(void* dst, const void* src, size_t bytes) const;
-  // The reduction, in rank order, of every rank's input at element `offset`
-  // for `count` elements: into `out`, or, when out is null, into every rank's
-  // output (which everyOutputMapped() allows) at that offset.
-  weftResult_t reduceBlock(CollContext& ctx, const CollArgs& a, size_t offset, size_t count,
-                           char* out);
+  // The reduction, in rank order, of every rank's input block `block` at
+  // element `offset` for `count` elements: into `out`, or, when out is null,
+  // into every rank's output (which everyOutputMapped() allows) at that offset.
+  weftResult_t reduceBlock(CollContext& ctx, const CollArgs& a, int block, size_t offset,
+                           size_t count, char* out);
 
   LocalBoard* board_ = nullptr;
   bool usable_ = false;

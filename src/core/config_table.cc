@@ -49,7 +49,7 @@ const std::vector<ConfigVar>& configVars() {
       {"WEFT_SHM_DISABLE", "0",
        "1: ranks on one node talk over the network transports, not shared memory."},
       {"WEFT_SHM_MAP", "1",
-       "1: large calls between ranks of a node move data through 4 MiB outboxes and "
+       "1: large calls between ranks of a node move data through 1 MiB outboxes and "
        "weftHostAlloc buffers that peers map; 0: peers read private memory with cross-memory "
        "attach only."},
       {"WEFT_SHM_FIFO", "2M",
