@@ -25,7 +25,7 @@ constexpr size_t kStreamMinBytes = 1 << 20;  // outputs this large skip the cach
 // (all_reduce_perf, 4-128 MiB): 1 MiB pieces 20-40% faster than 4 MiB ones;
 // 512 and 256 KiB no better than 1 MiB.
 constexpr size_t kPieceBytes = 1 << 20;
-constexpr size_t kOutboxBytes = kPieceBytes;  // private buffers up to this are staged
+constexpr size_t kOutboxBytes = kPieceBytes;        // private buffers up to this are staged
 const uint64_t kProbeWord = 0x5745465450524f42ull;  // what init() reads from every peer
 
 }  // namespace
