@@ -112,9 +112,19 @@ weftResult_t enqueueStreamPart(StreamPart* part) {
     return r;
   }
   if (streamWaits) __atomic_store_n(block->done, gen, __ATOMIC_RELEASE);
-  part->comm->streamStaging->abandon(block);
+  // The stream still runs what was enqueued. With its "freed" behind that, the
+  // block stays in the pool, reusable (or freed at shutdown) once the stream is
+  // past it; if even that cannot be enqueued, nobody can tell when the stream
+  // is done with the block, and it is abandoned (leaked).
+  const std::string why = lastError();
+  bool freedEnqueued = rt->beginEnqueue(part->device, &saved) == weftSuccess;
+  if (freedEnqueued) {
+    freedEnqueued = rt->writeFlagAsync(block->freed, gen, stream) == weftSuccess;
+    rt->endEnqueue(saved);
+  }
+  if (!freedEnqueued) part->comm->streamStaging->abandon(block);
   part->block = nullptr;
-  return r;
+  return setErrorString(r, why);
 }
 
 void cancelStreamPart(StreamPart* part) {

@@ -41,9 +41,11 @@ weftResult_t prepareStreamPart(weftComm* comm, const std::vector<Call>& calls, w
 void dropStreamPart(StreamPart* part);
 // Enqueues the operations of a prepared part on its stream. On failure (a
 // CUDA error) the part is given up: its stream is released if it already
-// waits for "done"; its block goes back to the pool if nothing was enqueued,
-// and is abandoned otherwise (leaked: the stream may still copy into it, and
-// its "freed" may never come).
+// waits for "done"; its block goes back to the pool if nothing was enqueued;
+// otherwise its "freed" is still enqueued behind what was, and the block
+// stays in the pool until the stream raises it. Only when even that enqueue
+// fails is the block abandoned (leaked: nobody can tell when the stream is
+// past it).
 weftResult_t enqueueStreamPart(StreamPart* part);
 void cancelStreamPart(StreamPart* part);
 void submitStreamPart(StreamPart* part);

@@ -1,7 +1,8 @@
 // A DeviceRuntime for tests that forwards to the fake CUDA (src/device/
 // fake_runtime.h), counts what weft asks of it (pointer classifications,
 // pinned allocations and frees) and fails on demand (the next pinned
-// allocations, or every enqueue on one stream), so that tests can see how
+// allocations, every enqueue on one stream, or one enqueue after a given
+// number of them), so that tests can see how
 // often the stream path classifies, whether staging is freed, and what a
 // failed enqueue leaves behind.
 #pragma once
@@ -23,6 +24,9 @@ class SpyRuntime : public weft::DeviceRuntime {
   std::atomic<int> allocsBeforeFailure{-1};
   // Every enqueue on this stream fails (nullptr: none does).
   std::atomic<void*> failingStream{nullptr};
+  // Enqueues (on any stream) still to succeed before one fails; the ones
+  // after it succeed again (-1: none fails).
+  std::atomic<int> enqueuesBeforeOneFailure{-1};
 
   void reset() {
     classifies = 0;
@@ -30,6 +34,7 @@ class SpyRuntime : public weft::DeviceRuntime {
     pinnedFrees = 0;
     allocsBeforeFailure = -1;
     failingStream = nullptr;
+    enqueuesBeforeOneFailure = -1;
   }
   int pinnedLive() const { return pinnedAllocs.load() - pinnedFrees.load(); }
 
@@ -57,15 +62,15 @@ class SpyRuntime : public weft::DeviceRuntime {
   }
   void endEnqueue(int saved) override { fake().endEnqueue(saved); }
   weftResult_t copyAsync(void* dst, const void* src, size_t bytes, void* stream) override {
-    if (stream == failingStream.load()) return refused();
+    if (refuseThis(stream)) return refused();
     return fake().copyAsync(dst, src, bytes, stream);
   }
   weftResult_t writeFlagAsync(uint32_t* flag, uint32_t value, void* stream) override {
-    if (stream == failingStream.load()) return refused();
+    if (refuseThis(stream)) return refused();
     return fake().writeFlagAsync(flag, value, stream);
   }
   weftResult_t waitFlagAsync(const uint32_t* flag, uint32_t value, void* stream) override {
-    if (stream == failingStream.load()) return refused();
+    if (refuseThis(stream)) return refused();
     return fake().waitFlagAsync(flag, value, stream);
   }
 
@@ -77,6 +82,13 @@ class SpyRuntime : public weft::DeviceRuntime {
   }
 
  private:
+  bool refuseThis(void* stream) {
+    if (stream == failingStream.load()) return true;
+    int left = enqueuesBeforeOneFailure.load();
+    if (left < 0) return false;
+    enqueuesBeforeOneFailure = left - 1;
+    return left == 0;
+  }
   static weftResult_t refused() {
     return weft::setError(weftUnhandledCudaError, "spy runtime: enqueue on this stream refused");
   }

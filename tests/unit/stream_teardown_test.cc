@@ -9,6 +9,7 @@
 #include <weft/weft.h>
 
 #include <chrono>
+#include <string>
 
 #include "core/comm.h"
 #include "device/fake_runtime.h"
@@ -60,6 +61,30 @@ TEST_F(StreamTeardown, DestroyFreesStagingOnceTheStreamIsPast) {
   fake::streamResume(stream_);
   fake::streamSync(stream_);
   EXPECT_EQ(pinnedLeftAfterWaiting(spy_), 0) << "staging leaked";
+}
+
+// A CUDA error part-way through enqueuing a call (at the "ready" flag, the
+// wait for "done", the copy out or the "freed" flag): the call fails, the
+// stream runs what was enqueued without waiting forever, and the call's
+// staging is freed with the communicator (its "freed" is still enqueued, so
+// the pool can tell when the stream is past it), not leaked.
+TEST_F(StreamTeardown, EnqueueFailingPartWayLeaksNoStaging) {
+  for (int failAt = 1; failAt <= 4; ++failAt) {
+    SCOPED_TRACE("enqueue " + std::to_string(failAt) + " fails");
+    if (comm_ == nullptr) {  // the failure broke the previous one
+      weftUniqueId id;
+      ASSERT_EQ(weftGetUniqueId(&id), weftSuccess);
+      ASSERT_EQ(weftCommInitRank(&comm_, 1, id, 0), weftSuccess) << weftGetLastError(nullptr);
+    }
+    spy_->enqueuesBeforeOneFailure = failAt;
+    EXPECT_EQ(weftAllReduce(send_, recv_, kCount, weftFloat, weftSum, comm_, stream_),
+              weftUnhandledCudaError);
+    spy_->enqueuesBeforeOneFailure = -1;
+    fake::streamSync(stream_);  // hangs if a "done" was left down
+    ASSERT_EQ(weftCommDestroy(comm_), weftSuccess) << weftGetLastError(nullptr);
+    comm_ = nullptr;
+    EXPECT_EQ(pinnedLeftAfterWaiting(spy_), 0) << "staging leaked";
+  }
 }
 
 // A stream that drained before destroy: its staging is freed by destroy itself.
