@@ -7,7 +7,8 @@ algorithm (shared/peers' gloo_coll_bench) over the same sizes, in rounds that
 alternate the programs (so machine drift hits all of them alike), and prints a
 table of medians: weft time and busbw, each peer's, and the ratios. weft is
 quoted out-of-place (nccl-tests' first column), as MPI runs; Gloo's legacy
-algorithms reduce in place.
+algorithms reduce in place, so --inplace adds weft's in-place time (measured in
+the same runs) and its ratio to the best Gloo algorithm.
 
   perf/compare_peers.py --build build --peers ../shared/peers/bin -n 2 -b 8 -e 64M --rounds 3
 """
@@ -73,6 +74,9 @@ def main():
     ap.add_argument("--registered", action="store_true",
                     help="also run weft on weftHostAlloc buffers (perf tool -R 1) in every round, "
                          "as extra columns")
+    ap.add_argument("--inplace", action="store_true",
+                    help="also print weft's in-place time (the perf tool's second column, same runs) "
+                         "and Gloo's best time over it")
     args = ap.parse_args()
 
     n = args.nranks
@@ -96,7 +100,7 @@ def main():
             first *= int(args.f)
         sweeps.append((str(first), str(hi), args.iters, "5"))
 
-    results = {"weft": [], "mpi": []}
+    results = {"weft": [], "mpi": [], "weftIP": []}
     if args.registered:
         results["weftR"] = []
     for a in algos:
@@ -111,7 +115,9 @@ def main():
             mpi_cmd = ["mpirun", "-np", str(n), "--oversubscribe", "--mca", "pml", "ob1", "--mca", "btl",
                        args.mpi_btl, os.path.join(args.peers, "mpi_coll_bench")] + sweep + \
                       ["-w", warm, "-n", iters, "-T", "1", "-c", "0", "-o", args.op]
-            merged["weft"].update(rows(run(weft_cmd, weft_env), 5, 7))
+            weft_out = run(weft_cmd, weft_env)
+            merged["weft"].update(rows(weft_out, 5, 7))
+            merged["weftIP"].update(rows(weft_out, 9, 11))
             if args.registered:
                 merged["weftR"].update(rows(run(weft_cmd + ["-R", "1"], weft_env), 5, 7))
             merged["mpi"].update(rows(run(mpi_cmd, mpi_env), 4, 6))
@@ -132,7 +138,8 @@ def main():
     print("# %10s %10s %9s %10s %9s %10s %9s %-16s %8s %8s" % (
         "size(B)", "weft us", "weft GB/s", "mpi us", "mpi GB/s", "gloo us", "gloo GB/s",
         "gloo best algo", "mpi/weft", "gloo/weft") +
-          (" %10s %9s %8s" % ("weft-R us", "weft-R GB/s", "mpi/weft-R") if args.registered else ""))
+          (" %10s %9s %8s" % ("weft-R us", "weft-R GB/s", "mpi/weft-R") if args.registered else "") +
+          (" %10s %12s" % ("weft-ip us", "gloo/weft-ip") if args.inplace else ""))
     for s in sizes:
         wt, wb = median("weft", s, 0), median("weft", s, 1)
         mt, mb = median("mpi", s, 0), median("mpi", s, 1)
@@ -149,9 +156,13 @@ def main():
             fmt(best[1] / wt if best and wt else None, "%.2fx")) +
               (" %10s %9s %8s" % (fmt(median("weftR", s, 0), "%.2f"), fmt(median("weftR", s, 1), "%.3f"),
                                   fmt(mt / median("weftR", s, 0) if mt and median("weftR", s, 0) else None,
-                                      "%.2fx")) if args.registered else ""))
+                                      "%.2fx")) if args.registered else "") +
+              (" %10s %12s" % (fmt(median("weftIP", s, 0), "%.2f"),
+                               fmt(best[1] / median("weftIP", s, 0) if best and median("weftIP", s, 0)
+                                   else None, "%.2fx")) if args.inplace else ""))
     print("# mpi/weft and gloo/weft are time ratios: above 1 means weft is faster."
-          + (" weft-R: buffers from weftHostAlloc (-R 1)." if args.registered else ""))
+          + (" weft-R: buffers from weftHostAlloc (-R 1)." if args.registered else "")
+          + (" weft-ip: weft in place (as Gloo's legacy algorithms run)." if args.inplace else ""))
 
 
 if __name__ == "__main__":
