@@ -102,10 +102,9 @@ class LocalCopy {
   weftResult_t allGatherPiece(CollContext& ctx, const CollArgs& a, size_t off, size_t len,
                               bool stageInput);
   weftResult_t broadcastPiece(CollContext& ctx, const CollArgs& a);
-  // Elements per block in a piece of reduce-scatter or all-to-all.
-  size_t blockPieceElems(weftDataType_t dt) const;
-  weftResult_t reduceScatterPiece(CollContext& ctx, const CollArgs& a, size_t off, size_t len);
-  weftResult_t allToAllPiece(CollContext& ctx, const CollArgs& a, size_t off, size_t len);
+  // Pieces of reduce-scatter and all-to-all: the same range of every block.
+  template <typename RunPiece>
+  weftResult_t inBlockPieces(const CollArgs& a, RunPiece runPiece);
   // Every rank's output is from weftHostAlloc, so every rank can write all of them.
   bool everyOutputMapped() const;
   // Reads `bytes` at `remote` in rank `peer`'s memory into `local` (cross-memory attach).
