@@ -17,11 +17,16 @@ cmake --build "$BUILD" -j"$JOBS" --target weft_gpu_tests weft_gpu_stream_tests \
 echo "== built in $(( $(date +%s) - start )) s"
 ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 300 2>&1 | tail -15
 tests_rc=${PIPESTATUS[0]}
+echo "== the GPU ring through weft.h (2 ranks of one process on one GPU): which path ran"
+WEFT_DEBUG=INFO WEFT_DEBUG_SUBSYS=COLL "$BUILD/tests/gpu/weft_gpu_stream_tests" 2>&1 \
+  | grep -E "GPU ring kernel on|host-staged:|PASSED|FAILED" | sed 's/^.*WEFT INFO COLL //' | sort | uniq -c
+echo "== the same tests host-staged (WEFT_GPU_RING=0)"
+WEFT_GPU_RING=0 "$BUILD/tests/gpu/weft_gpu_stream_tests" 2>&1 | grep -E "PASSED|FAILED" | head -5
 echo "== kernel bandwidth"
 "$BUILD/perf/gpu_kernel_perf" 256M 20 4
 "$BUILD/perf/gpu_kernel_perf" 1G 10 8
 echo "== summary: gpu tests rc=$tests_rc, total $(( $(date +%s) - start )) s"
-echo "   weft_gpu_stream_tests: weft.h calls on a cudaStream_t (host-staged path, docs/cuda.md)"
-echo "   not covered yet: the GPU-driven kernel path through weft.h, multi-process NVLink/P2P"
-echo "   transport, GEMM overlap."
+echo "   weft_gpu_stream_tests: weft.h calls on a cudaStream_t (allreduce on the GPU ring, the"
+echo "   rest host-staged; docs/cuda.md)"
+echo "   not covered yet: the ring between processes on several GPUs (CUDA IPC), GEMM overlap."
 exit "$tests_rc"

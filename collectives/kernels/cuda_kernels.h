@@ -1,7 +1,7 @@
 // Host entry points of weft's CUDA kernels (collectives/kernels/*.cu). Every
 // launcher is asynchronous on `stream` and returns a cudaError_t as an int, so
-// this header needs no CUDA include. Not yet reachable through weft.h: the
-// API still rejects device streams until the CUDA executor is wired in.
+// this header needs no CUDA include. These are the GPU tests' and perf tools'
+// entry points; weft.h reaches the ring through ring_call_kernel.cu.
 #pragma once
 
 #include <cstddef>

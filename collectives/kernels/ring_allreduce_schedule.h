@@ -26,8 +26,9 @@ namespace dev {
 struct RingArgs {
   int rank;
   int nranks;
-  Channel send;  // to rank + 1
-  Channel recv;  // from rank - 1
+  Channel send;      // to rank + 1
+  Channel recv;      // from rank - 1
+  uint64_t seq = 0;  // number of this call's first message on both channels
 };
 
 template <typename T, typename Op, typename Lanes>
@@ -53,7 +54,10 @@ WEFT_HD bool ringAllreduce(const T* in, T* out, size_t count, const RingArgs& ri
   }
   const size_t chunk = (count + n - 1) / n;
   const size_t pieceElems = ring.send.slotBytes / sizeof(T);
-  uint64_t sent = 0, received = 0;
+  // Counters are never reset: a call continues the message numbering of the
+  // calls before it on the same channels (every rank sends and receives the
+  // same number per call, ringMessages of ring_call.h).
+  uint64_t sent = ring.seq, received = ring.seq;
   for (size_t offset = 0; offset < chunk; offset += pieceElems) {
     // The piece of chunk c at this offset: [begin, begin + len) of the buffer.
     auto pieceOf = [&](int c, size_t* len) {

@@ -53,6 +53,11 @@ weftResult_t validateCall(weftComm* comm, const char* fn, Call* call, weftStream
 // failure breaks the communicator.
 weftResult_t executeCalls(weftComm* comm, const std::vector<Call>& calls);
 
+// Checks `call` against the peers' calls (its call header, call_header.h)
+// without moving data: for a call whose data moves elsewhere (the GPU ring
+// of device/device_ring.h). Any failure breaks the communicator.
+weftResult_t checkCallOnly(weftComm* comm, const Call& call);
+
 // True while this thread is between weftGroupStart and weftGroupEnd.
 bool inGroup();
 // Records a validated call into this thread's open group; every call of a

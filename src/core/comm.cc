@@ -157,6 +157,14 @@ weftResult_t readCommConfig(CommConfig* cfg) {
   if (cm != "0" && cm != "1")
     return setError(weftInvalidArgument, "WEFT_IB_RDMACM=%s: expected 0 or 1", cm.c_str());
   cfg->ibRdmacm = cm == "1";
+  const std::string ring = configString("WEFT_GPU_RING");
+  if (ring != "0" && ring != "1")
+    return setError(weftInvalidArgument, "WEFT_GPU_RING=%s: expected 0 or 1", ring.c_str());
+  cfg->gpuRing = ring == "1";
+  if (!parseSize(configString("WEFT_MAX_CTAS"), &v) || v < 1 || v > dev::kMaxRingCtas)
+    return setError(weftInvalidArgument, "WEFT_MAX_CTAS=%s: expected 1 to %d",
+                    configString("WEFT_MAX_CTAS").c_str(), dev::kMaxRingCtas);
+  cfg->maxCtas = static_cast<int>(v);
   return weftSuccess;
 }
 
@@ -189,8 +197,11 @@ weftComm::~weftComm() {
   // No request runs any more: release the streams still waiting on staging.
   // Destroy gives streams that are draining a moment to free their blocks
   // here; what a stream may still use goes to the reaper (staging_reaper.h).
+  bool streamsPast = true;
   if (streamStaging)
-    streamStaging->shutdown(std::min(closeBy, weft::Clock::now() + std::chrono::milliseconds(100)));
+    streamsPast = streamStaging->shutdown(
+        std::min(closeBy, weft::Clock::now() + std::chrono::milliseconds(100)));
+  weft::closeDeviceRing(this, streamsPast);
   copy.reset();
   board.reset();
   channels.reset();

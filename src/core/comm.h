@@ -20,6 +20,7 @@
 #include "core/rank_place.h"
 #include "core/request.h"
 #include "core/wait.h"
+#include "device/device_ring.h"
 #include "device/staging_pool.h"
 #include "transports/ib/ib_available.h"
 #include "transports/peer_channels.h"
@@ -49,6 +50,8 @@ struct CommConfig {
   size_t ibRegCacheBytes = 1ull << 30;  // WEFT_IB_REG_CACHE
   bool ibRegPersist = false;            // WEFT_IB_REG_PERSIST
   bool ibRdmacm = false;                // WEFT_IB_RDMACM
+  bool gpuRing = true;                  // WEFT_GPU_RING
+  int maxCtas = 8;                      // WEFT_MAX_CTAS
 };
 
 // Reads WEFT_ALGO, WEFT_ONESHOT_MAX, WEFT_CHUNK, WEFT_SOCKET_NSTREAMS, WEFT_TIMEOUT,
@@ -87,6 +90,9 @@ struct weftComm {
   // Pinned staging of calls on a CUDA stream (device/stream_call.h), made at
   // the first such call.
   std::unique_ptr<weft::StagingPool> streamStaging;
+  // The GPU-driven ring of allreduce calls on a stream, set up at the first
+  // such call (device/device_ring.h).
+  weft::DeviceRing deviceRing;
   uint64_t seq = 0;  // collectives issued on this communicator
   // Collectives put on the wire (count > 0 or barrier) and the header that
   // checks every rank makes the same one (collectives/call_header.h).

@@ -84,6 +84,12 @@ const std::vector<ConfigVar>& configVars() {
        "1: connect verbs queue pairs through librdmacm (rdma_cm) instead of exchanging QP "
        "numbers through the bootstrap; needs an IP address on the port's netdev (RoCE) or IPoIB "
        "interface."},
+      {"WEFT_GPU_RING", "1",
+       "1: allreduce (sum, prod, max, min) on a CUDA stream runs weft's ring kernel over peer "
+       "GPU memory when every rank is on one node; 0: stage through host memory."},
+      {"WEFT_MAX_CTAS", "8",
+       "Most thread blocks (CTAs) weft's ring kernel uses per call (1 to 32); the rest of the GPU "
+       "stays free for compute kernels."},
       {"WEFT_RANK_GPU", "",
        "PCI bus id (or cudaN/nvmlN name) of the GPU this rank drives: its verbs device is that "
        "GPU's nearest NIC. Unset: a device near the rank's CPUs."},

@@ -164,6 +164,17 @@ weftResult_t exchangeHeaderOnly(weftComm* comm) {
 
 }  // namespace
 
+weftResult_t checkCallOnly(weftComm* comm, const Call& call) {
+  armCallCheck(comm, call);
+  weftResult_t r = exchangeHeaderOnly(comm);
+  comm->check.pending = false;
+  if (r == weftSuccess) return weftSuccess;
+  std::string text =
+      "rank " + std::to_string(comm->rank) + ": " + describeCall(call) + ": " + lastError();
+  comm->markBroken(r, text);
+  return setErrorString(r, text);
+}
+
 weftResult_t executeCalls(weftComm* comm, const std::vector<Call>& calls) {
   // After the calls, user buffers may be freed: drop their verbs registrations.
   struct EndCalls {

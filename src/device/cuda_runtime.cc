@@ -15,18 +15,25 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <link.h>
+#include <unistd.h>
 
 #include <cstring>
 
 #include <atomic>
 #include <mutex>
+#include <vector>
 
+#include "collectives/kernels/ring_call.h"
 #include "core/error.h"
 #include "device/device_runtime.h"
 
 namespace weft {
 
 cudaError_t launchWaitFlagKernel(const uint32_t* deviceFlag, uint32_t value, cudaStream_t stream);
+namespace cuda {
+cudaError_t launchRingCall(weftDataType_t type, weftRedOp_t op, dev::RingCall* call, int nctas,
+                           cudaStream_t stream);  // ring_call_kernel.cu
+}
 
 namespace {
 
@@ -190,6 +197,117 @@ class CudaRuntime : public DeviceRuntime {
     return weftSuccess;
   }
 
+  // The GPU ring (device_ring.h): FIFO memory from cudaMalloc, shared with
+  // other processes through CUDA IPC (the importer maps it with peer access
+  // enabled lazily), used as is by ranks of this process.
+  std::string whyNoRing() override {
+    // Asked at communicator init: a process that has not loaded CUDA (no GPU
+    // selected yet) does not get it loaded by weft just for this.
+    if (!mayHaveDeviceMemory())
+      return "the process had not loaded CUDA when the communicator was created (select the "
+             "GPU with cudaSetDevice first)";
+    init();
+    return why_;
+  }
+  std::string gpuName(int device) override {
+    char bus[32] = {};
+    if (cudaDeviceGetPCIBusId(bus, sizeof(bus), device) != cudaSuccess) {
+      cudaGetLastError();
+      return "device " + std::to_string(device);  // may match another process: errs on staging
+    }
+    return bus;
+  }
+  weftResult_t currentDevice(int* device) override {
+    cudaError_t rc = cudaGetDevice(device);
+    return rc == cudaSuccess ? weftSuccess : cudaFailed("cudaGetDevice", rc);
+  }
+  weftResult_t allocDevice(int device, size_t bytes, void** ptr, GpuExport* exported) override {
+    static_assert(sizeof(cudaIpcMemHandle_t) == sizeof(exported->handle), "IPC handle size");
+    int saved = -1;
+    WEFT_CHECK(beginEnqueue(device, &saved));
+    cudaError_t rc = cudaMalloc(ptr, bytes);
+    const char* what = "cudaMalloc (GPU ring FIFOs)";
+    if (rc == cudaSuccess) {
+      what = "cudaMemset (GPU ring FIFOs)";
+      rc = cudaMemset(*ptr, 0, bytes);
+    }
+    if (rc == cudaSuccess) {
+      what = "cudaDeviceSynchronize (GPU ring FIFOs)";
+      rc = cudaDeviceSynchronize();  // zeroed before any peer can write into it
+    }
+    cudaIpcMemHandle_t handle;
+    if (rc == cudaSuccess) {
+      what = "cudaIpcGetMemHandle (GPU ring FIFOs)";
+      rc = cudaIpcGetMemHandle(&handle, *ptr);
+    }
+    endEnqueue(saved);
+    if (rc != cudaSuccess) {
+      if (*ptr != nullptr) cudaFree(*ptr);
+      *ptr = nullptr;
+      return cudaFailed(what, rc);
+    }
+    *exported = GpuExport();
+    std::memcpy(exported->handle, &handle, sizeof(handle));
+    exported->pid = static_cast<uint64_t>(getpid());
+    exported->ptr = reinterpret_cast<uintptr_t>(*ptr);
+    exported->device = device;
+    return weftSuccess;
+  }
+  void freeDevice(void* ptr) override { cudaFree(ptr); }
+  weftResult_t openPeer(int device, const GpuExport& peer, void** ptr) override {
+    int saved = -1;
+    WEFT_CHECK(beginEnqueue(device, &saved));
+    cudaError_t rc = cudaSuccess;
+    const char* what = "cudaIpcOpenMemHandle (a ring neighbour's FIFOs)";
+    if (peer.pid == static_cast<uint64_t>(getpid())) {
+      // A rank of this process: the same address space, peer access if needed.
+      *ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(peer.ptr));
+      if (peer.device != device) {
+        what = "cudaDeviceEnablePeerAccess (a ring neighbour's GPU)";
+        rc = cudaDeviceEnablePeerAccess(peer.device, 0);
+        if (rc == cudaErrorPeerAccessAlreadyEnabled) {
+          cudaGetLastError();
+          rc = cudaSuccess;
+        }
+      }
+    } else {
+      cudaIpcMemHandle_t handle;
+      std::memcpy(&handle, peer.handle, sizeof(handle));
+      rc = cudaIpcOpenMemHandle(ptr, handle, cudaIpcMemLazyEnablePeerAccess);
+      if (rc == cudaSuccess) {
+        std::lock_guard<std::mutex> lock(openedMu_);
+        opened_.push_back(*ptr);
+      }
+    }
+    endEnqueue(saved);
+    return rc == cudaSuccess ? weftSuccess : cudaFailed(what, rc);
+  }
+  void closePeer(void* ptr) override {
+    std::lock_guard<std::mutex> lock(openedMu_);
+    for (size_t i = 0; i < opened_.size(); ++i) {
+      if (opened_[i] != ptr) continue;
+      cudaIpcCloseMemHandle(ptr);
+      opened_.erase(opened_.begin() + static_cast<long>(i));
+      return;
+    }
+  }
+  weftResult_t deviceAddress(const void* ptr, const void** out) override {
+    void* d = nullptr;
+    cudaError_t rc = cudaHostGetDevicePointer(&d, const_cast<void*>(ptr), 0);
+    if (rc != cudaSuccess) return cudaFailed("cudaHostGetDevicePointer (GPU ring)", rc);
+    *out = d;
+    return weftSuccess;
+  }
+  weftResult_t launchRing(weftDataType_t type, weftRedOp_t op, dev::RingCall* call, int nctas,
+                          void* stream) override {
+    const void* d = nullptr;
+    WEFT_CHECK(deviceAddress(call, &d));
+    cudaError_t rc =
+        cuda::launchRingCall(type, op, static_cast<dev::RingCall*>(const_cast<void*>(d)), nctas,
+                             static_cast<cudaStream_t>(stream));
+    return rc == cudaSuccess ? weftSuccess : cudaFailed("launching the GPU ring kernel", rc);
+  }
+
   weftResult_t waitFlagAsync(const uint32_t* flag, uint32_t value, void* stream) override {
     auto s = static_cast<cudaStream_t>(stream);
     CUdeviceptr d = 0;
@@ -246,6 +364,8 @@ class CudaRuntime : public DeviceRuntime {
   PointerGetAttributesFn getAttributes_ = nullptr;
   StreamValue32Fn writeValue_ = nullptr;
   StreamValue32Fn waitValue_ = nullptr;
+  std::mutex openedMu_;
+  std::vector<void*> opened_;  // IPC mappings made by openPeer (closePeer closes them)
 };
 
 }  // namespace

@@ -36,6 +36,7 @@ class NoDeviceRuntime : public DeviceRuntime {
   weftResult_t waitFlagAsync(const uint32_t*, uint32_t, void*) override {
     return unusable("waitFlagAsync");
   }
+  std::string whyNoRing() override { return "this weft build has no CUDA"; }
 
  private:
   static weftResult_t unusable(const char* what) {
@@ -68,6 +69,32 @@ const char* memKindName(MemKind kind) {
       return "CUDA managed memory";
   }
   return "?";
+}
+
+// Defaults of the ring methods: a runtime without the ring kernel (whyNoRing
+// is not empty) is never asked for them, so reaching one is a weft bug.
+namespace {
+weftResult_t noRing(const char* what) {
+  return setError(weftInternalError, "%s: this CUDA runtime has no ring kernel", what);
+}
+}  // namespace
+
+std::string DeviceRuntime::gpuName(int) { return ""; }
+weftResult_t DeviceRuntime::currentDevice(int* device) {
+  *device = -1;
+  return noRing("currentDevice");
+}
+weftResult_t DeviceRuntime::allocDevice(int, size_t, void**, GpuExport*) {
+  return noRing("allocDevice");
+}
+void DeviceRuntime::freeDevice(void*) {}
+weftResult_t DeviceRuntime::openPeer(int, const GpuExport&, void**) { return noRing("openPeer"); }
+void DeviceRuntime::closePeer(void*) {}
+weftResult_t DeviceRuntime::deviceAddress(const void*, const void**) {
+  return noRing("deviceAddress");
+}
+weftResult_t DeviceRuntime::launchRing(weftDataType_t, weftRedOp_t, dev::RingCall*, int, void*) {
+  return noRing("launchRing");
 }
 
 DeviceRuntime* deviceRuntime() {

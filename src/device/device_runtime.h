@@ -21,6 +21,21 @@ enum class MemKind {
   kManaged      // cudaMallocManaged
 };
 
+// Device memory of one process as another process (or this one) can open it:
+// a CUDA IPC handle, plus who made it, so that a rank of the same process
+// (weftCommInitAll) uses the pointer itself instead.
+struct GpuExport {
+  unsigned char handle[64];  // cudaIpcMemHandle_t (the fake: its own description)
+  uint64_t pid;
+  uint64_t ptr;  // the address in the exporting process
+  int32_t device;
+  int32_t pad;
+};
+
+namespace dev {
+struct RingCall;
+}
+
 struct PointerInfo {
   MemKind kind = MemKind::kHost;
   int device = -1;  // ordinal for kDevice and kManaged
@@ -62,6 +77,30 @@ class DeviceRuntime {
   // (a cyclic "flag reached value", as CU_STREAM_WAIT_VALUE_GEQ); what the host
   // wrote before raising the flag is then visible to what follows.
   virtual weftResult_t waitFlagAsync(const uint32_t* flag, uint32_t value, void* stream) = 0;
+
+  // The GPU-driven ring (device_ring.h). A runtime that cannot run it keeps
+  // these defaults: whyNoRing says so, and the stream path stages instead.
+  virtual std::string whyNoRing() { return "this CUDA runtime has no ring kernel"; }
+  // A name of `device` that is the same in every process on the machine
+  // (its PCI bus id), so that ranks can tell they share a GPU; "" when
+  // sharing one does not matter.
+  virtual std::string gpuName(int device);
+  // The current device of this thread.
+  virtual weftResult_t currentDevice(int* device);
+  // Zero-filled device memory on `device` (complete when this returns),
+  // exported for peers; freeDevice releases it.
+  virtual weftResult_t allocDevice(int device, size_t bytes, void** ptr, GpuExport* exported);
+  virtual void freeDevice(void* ptr);
+  // Maps a peer's exported memory for kernels running on `device`; closePeer undoes it.
+  virtual weftResult_t openPeer(int device, const GpuExport& peer, void** ptr);
+  virtual void closePeer(void* ptr);
+  // The address kernels use for pinned host memory `ptr`.
+  virtual weftResult_t deviceAddress(const void* ptr, const void** out);
+  // Enqueues the ring kernel (ring_call.h) of `type` and `op` with `nctas`
+  // CTAs on `stream`; `call` is pinned host memory the host finishes writing
+  // before the stream reaches the kernel.
+  virtual weftResult_t launchRing(weftDataType_t type, weftRedOp_t op, dev::RingCall* call,
+                                  int nctas, void* stream);
 };
 
 // The runtime in use: the test override if one is set, else CUDA in CUDA

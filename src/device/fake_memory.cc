@@ -2,6 +2,7 @@
 // memory is a memfd mapped twice: the PROT_NONE view is what callers get, the
 // read-write view is what the fake's copies use. Every allocation is kept in
 // a registry ordered by address, which classifies pointers.
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <string>
 
 #include "device/fake_runtime.h"
 
@@ -26,6 +28,15 @@ struct Alloc {
   size_t mapped = 0;     // page-rounded
   MemKind kind = MemKind::kHost;
   int device = -1;
+  int fd = -1;            // device memory: its memfd, kept open for exportMemory
+  bool imported = false;  // mapped by openMemory (another process's memory)
+};
+
+// What exportMemory writes into GpuExport::handle.
+struct FakeHandle {
+  int32_t fd;
+  int32_t device;
+  uint64_t bytes;
 };
 
 std::mutex mu;
@@ -57,10 +68,10 @@ void* add(MemKind kind, size_t bytes, int device) {
     if (ftruncate(fd, static_cast<off_t>(a.mapped)) != 0) die("ftruncate");
     void* user = mmap(nullptr, a.mapped, PROT_NONE, MAP_SHARED, fd, 0);
     void* rw = mmap(nullptr, a.mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);  // the mappings keep the memory
     if (user == MAP_FAILED || rw == MAP_FAILED) die("mmap of fake device memory");
     a.user = static_cast<char*>(user);
     a.rw = static_cast<char*>(rw);
+    a.fd = fd;  // peers open it through /proc/<pid>/fd (exportMemory)
     deviceAllocs.fetch_add(1);
   } else {
     void* p = mmap(nullptr, a.mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -102,6 +113,58 @@ void memFree(void* ptr) {
   }
   if (a.kind == MemKind::kDevice || a.kind == MemKind::kManaged) deviceAllocs.fetch_sub(1);
   if (a.rw != a.user) munmap(a.rw, a.mapped);
+  munmap(a.user, a.mapped);
+  if (a.fd >= 0) close(a.fd);
+}
+
+bool exportMemory(const void* ptr, GpuExport* out) {
+  std::lock_guard<std::mutex> lock(mu);
+  const Alloc* a = find(ptr);
+  if (a == nullptr || a->fd < 0 || a->user != ptr) return false;
+  *out = GpuExport();
+  FakeHandle h{a->fd, a->device, a->bytes};
+  std::memcpy(out->handle, &h, sizeof(h));
+  out->pid = static_cast<uint64_t>(getpid());
+  out->ptr = reinterpret_cast<uintptr_t>(ptr);
+  out->device = a->device;
+  return true;
+}
+
+void* openMemory(const GpuExport& peer) {
+  if (peer.pid == static_cast<uint64_t>(getpid()))
+    return reinterpret_cast<void*>(static_cast<uintptr_t>(peer.ptr));  // one address space
+  FakeHandle h;
+  std::memcpy(&h, peer.handle, sizeof(h));
+  const std::string path = "/proc/" + std::to_string(peer.pid) + "/fd/" + std::to_string(h.fd);
+  const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  Alloc a;
+  a.bytes = h.bytes;
+  a.mapped = pageRound(h.bytes);
+  a.kind = MemKind::kDevice;
+  a.device = h.device;
+  a.imported = true;
+  void* user = mmap(nullptr, a.mapped, PROT_NONE, MAP_SHARED, fd, 0);
+  void* rw = mmap(nullptr, a.mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (user == MAP_FAILED || rw == MAP_FAILED) die("mmap of a peer's fake device memory");
+  a.user = static_cast<char*>(user);
+  a.rw = static_cast<char*>(rw);
+  std::lock_guard<std::mutex> lock(mu);
+  registry()[reinterpret_cast<uintptr_t>(a.user)] = a;
+  return a.user;
+}
+
+void closeMemory(void* ptr) {
+  Alloc a;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = registry().find(reinterpret_cast<uintptr_t>(ptr));
+    if (it == registry().end() || !it->second.imported) return;  // ours: nothing to undo
+    a = it->second;
+    registry().erase(it);
+  }
+  munmap(a.rw, a.mapped);
   munmap(a.user, a.mapped);
 }
 

@@ -47,6 +47,21 @@ void streamEnqueueHost(void* stream, void (*fn)(void*), void* arg);
 // when ptr is in fake memory (a stray copy aborts the test with a message).
 void* accessible(const void* ptr, size_t bytes);
 weftResult_t classifyFake(const void* ptr, PointerInfo* info);
+// Fake IPC: device memory is exported as its memfd, which a peer process
+// opens through /proc/<pid>/fd and maps (PROT_NONE again, plus a read-write
+// view for the fake's own accesses); a rank of the same process gets the
+// pointer itself. exportMemory is false for anything but the start of a
+// device allocation; openMemory is nullptr when the file cannot be opened.
+bool exportMemory(const void* ptr, GpuExport* out);
+void* openMemory(const GpuExport& peer);
+void closeMemory(void* ptr);  // only undoes openMemory of another process's memory
+// The fake's ring "kernel" (fake_kernel.cc): runs the ring schedule of
+// collectives/kernels/ring_call.h with one host thread per CTA, on the
+// read-write views of every buffer and FIFO; returns when all CTAs ended.
+void runRingKernel(weftDataType_t type, weftRedOp_t op, dev::RingCall* call, int nctas);
+// Test hook: the next ring kernel of this process kills it (SIGKILL) once its
+// CTA 0 has posted `messages` messages of the call: a rank dying mid-kernel.
+void killDuringRingKernel(uint64_t messages);
 bool anyFakeDeviceMemory();
 
 }  // namespace fake

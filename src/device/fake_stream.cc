@@ -16,6 +16,7 @@
 #include <set>
 #include <thread>
 
+#include "core/error.h"
 #include "device/fake_runtime.h"
 
 namespace weft {
@@ -130,6 +131,37 @@ class FakeRuntime : public DeviceRuntime {
           usleep(50);
       }
     });
+    return weftSuccess;
+  }
+
+  // The ring: fake device memory shared through memfds, and the schedule run
+  // by host threads (fake_kernel.cc) as one stream operation.
+  std::string whyNoRing() override { return ""; }
+  weftResult_t currentDevice(int* device) override {
+    *device = 0;
+    return weftSuccess;
+  }
+  weftResult_t allocDevice(int device, size_t bytes, void** ptr, GpuExport* exported) override {
+    *ptr = deviceAlloc(bytes, device);
+    deviceMemset(*ptr, 0, bytes);
+    exportMemory(*ptr, exported);
+    return weftSuccess;
+  }
+  void freeDevice(void* ptr) override { memFree(ptr); }
+  weftResult_t openPeer(int, const GpuExport& peer, void** ptr) override {
+    *ptr = openMemory(peer);
+    if (*ptr != nullptr) return weftSuccess;
+    return setError(weftSystemError, "the fake could not open process %llu's device memory",
+                    static_cast<unsigned long long>(peer.pid));
+  }
+  void closePeer(void* ptr) override { closeMemory(ptr); }
+  weftResult_t deviceAddress(const void* ptr, const void** out) override {
+    *out = ptr;  // unified addressing
+    return weftSuccess;
+  }
+  weftResult_t launchRing(weftDataType_t type, weftRedOp_t op, dev::RingCall* call, int nctas,
+                          void* stream) override {
+    asStream(stream)->enqueue([type, op, call, nctas] { runRingKernel(type, op, call, nctas); });
     return weftSuccess;
   }
 };

@@ -12,7 +12,7 @@ namespace weft {
 namespace {
 
 constexpr size_t kLine = 64;
-constexpr size_t kHeader = 4 * kLine;  // three flag lines, data starts aligned
+constexpr size_t kHeader = 4 * kLine;  // four flag lines; data starts aligned
 constexpr size_t kMinCapacity = 64 << 10;
 constexpr size_t kMaxIdleBlocks = 8;  // beyond this, free idle blocks too small to reuse
 
@@ -61,6 +61,7 @@ weftResult_t StagingPool::acquire(size_t bytes, StagingBlock** block) {
     WEFT_CHECK(grow(bytes, &best));
   }
   ++best->gen;
+  *best->abort = 0;  // no kernel reads it: the block's last use is over (freed)
   *block = best;
   return weftSuccess;
 }
@@ -76,6 +77,7 @@ weftResult_t StagingPool::grow(size_t bytes, StagingBlock** block) {
   b->ready = reinterpret_cast<uint32_t*>(base);
   b->done = reinterpret_cast<uint32_t*>(base + kLine);
   b->freed = reinterpret_cast<uint32_t*>(base + 2 * kLine);
+  b->abort = reinterpret_cast<int*>(base + 3 * kLine);
   b->data = base + kHeader;
   b->capacity = capacity;
   blocks_.push_back(b);
@@ -100,24 +102,31 @@ void StagingPool::abandon(StagingBlock* block) {
   delete block;
 }
 
-void StagingPool::shutdown(Clock::time_point until) {
+bool StagingPool::shutdown(Clock::time_point until) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (StagingBlock* b : blocks_)
-    if (!isFree(b)) __atomic_store_n(b->done, b->gen, __ATOMIC_RELEASE);
+  for (StagingBlock* b : blocks_) {
+    if (isFree(b)) continue;
+    __atomic_store_n(b->abort, 1, __ATOMIC_RELAXED);  // ordered before `done` by its release
+    __atomic_store_n(b->done, b->gen, __ATOMIC_RELEASE);
+  }
   for (;;) {
     bool busy = false;
     for (StagingBlock* b : blocks_) busy = busy || !isFree(b);
     if (!busy || Clock::now() >= until) break;
     usleep(1000);
   }
+  bool allFreed = true;
   for (StagingBlock* b : blocks_) {
-    if (isFree(b))
+    if (isFree(b)) {
       rt_->freePinned(b->mem);
-    else  // a stream may still copy through it: freed once the stream is past it
+    } else {  // a stream may still copy through it: freed once the stream is past it
       reapWhenFreed(rt_, b->mem, b->freed, b->gen);
+      allFreed = false;
+    }
     delete b;
   }
   blocks_.clear();
+  return allFreed;
 }
 
 size_t StagingPool::blocks() {

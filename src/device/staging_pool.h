@@ -8,6 +8,9 @@
 //   ready  written by the stream  (inputs staged)     read by the progress thread
 //   done   written by the progress thread (results staged, or failed)  read by the stream
 //   freed  written by the stream  (results copied out) read by the pool
+// and a fourth word, `abort`, for calls of the GPU-driven ring (device_ring.h):
+// zeroed at each acquire, raised by the progress thread or the shutdown to
+// make the call's kernel give up; its kernel polls it.
 // Flags only grow (cyclically), so no reset is needed between uses and a
 // stale value can never look like the current use. A block is reused only
 // once freed == gen: after the stream's last touch of it. When the pool shuts
@@ -30,6 +33,7 @@ struct StagingBlock {
   uint32_t* ready = nullptr;
   uint32_t* done = nullptr;
   uint32_t* freed = nullptr;
+  int* abort = nullptr;
   char* data = nullptr;
   size_t capacity = 0;
   uint32_t gen = 0;  // the current (or last) use
@@ -50,11 +54,13 @@ class StagingPool {
   // Gives up on a block whose stream operations were only partly enqueued:
   // it is never reused nor freed (the stream may still write into it).
   void abandon(StagingBlock* block);
-  // Raises `done` of every block in use (so no stream waits on this pool any
-  // more), waits until `until` for the streams to free them, frees what was
-  // freed and hands the rest to the reaper, which frees each block once its
-  // stream is past it.
-  void shutdown(Clock::time_point until);
+  // Raises `abort` and `done` of every block in use (so no stream waits on
+  // this pool any more, and no ring kernel waits for a peer), waits until
+  // `until` for the streams to free them, frees what was freed and hands the
+  // rest to the reaper, which frees each block once its stream is past it.
+  // Returns false when some block went to the reaper (a stream, or a ring
+  // kernel, may still be running behind it).
+  bool shutdown(Clock::time_point until);
   size_t blocks();
 
  private:

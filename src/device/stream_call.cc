@@ -1,9 +1,11 @@
-// Calls on a stream, one at a time (stream_call.h): one communicator's part
-// (stream_part.h), prepared, enqueued and submitted at once.
+// Calls on a stream, one at a time (stream_call.h): an allreduce on the GPU
+// ring (device_ring.h), or one communicator's part (stream_part.h), prepared,
+// enqueued and submitted at once.
 #include "device/stream_call.h"
 
 #include "core/comm.h"
 #include "core/error.h"
+#include "device/device_ring.h"
 #include "device/stream_part.h"
 
 namespace weft {
@@ -11,9 +13,16 @@ namespace weft {
 weftResult_t enqueueOnStream(weftComm* comm, const char* fn, const std::vector<Call>& calls,
                              weftStream_t stream) {
   WEFT_CHECK(refuseIfBroken(comm, fn));
+  // An allreduce alone may run on the GPU ring (device_ring.h).
+  const bool ring = calls.size() == 1 && useDeviceRing(comm, calls[0]);
+  weftResult_t r = weftSuccess;
+  if (ring) {
+    r = enqueueRingCall(comm, calls[0]);
+    if (r == weftSuccess) return weftSuccess;
+  }
   StreamPart part;
-  weftResult_t r = prepareStreamPart(comm, calls, stream, &part);
-  if (r == weftSuccess) r = enqueueStreamPart(&part);
+  if (!ring) r = prepareStreamPart(comm, calls, stream, &part);
+  if (!ring && r == weftSuccess) r = enqueueStreamPart(&part);
   if (r != weftSuccess) {
     // Peers will run these calls and we will not: the communicator is broken
     // (they learn at once).

@@ -18,13 +18,16 @@ weftResult_t failureOf(weftComm* comm) {
   return comm->failure;
 }
 
+}  // namespace
+
 // Waits for the stream to reach the call (its "ready"). Gives up on abort, at
 // WEFT_TIMEOUT, when the communicator is being destroyed and its closeBy
 // passed (one bound for all pending calls, not one per call), and once the
 // communicator is broken: the call could not run anyway, and raising "done"
 // at once releases its stream (a stalled stream's calls then all fail at the
 // first timeout instead of one timeout after another).
-weftResult_t waitReady(weftComm* comm, const StagingBlock* block, uint32_t gen, const Call& first) {
+weftResult_t waitStreamReady(weftComm* comm, const StagingBlock* block, uint32_t gen,
+                             const Call& first) {
   Deadline deadline = Deadline::after(comm->config.timeoutSec);
   Backoff backoff(comm->config.spinUs);
   while (!flagReached(__atomic_load_n(block->ready, __ATOMIC_ACQUIRE), gen)) {
@@ -61,12 +64,10 @@ weftResult_t waitReady(weftComm* comm, const StagingBlock* block, uint32_t gen, 
   return weftSuccess;
 }
 
-}  // namespace
-
 // The progress thread's part of the calls in `block` (see the top of stream_part.cc).
 weftResult_t runStaged(weftComm* comm, const std::vector<Call>& calls, StagingBlock* block,
                        uint32_t gen) {
-  weftResult_t r = waitReady(comm, block, gen, calls.front());
+  weftResult_t r = waitStreamReady(comm, block, gen, calls.front());
   if (r == weftSuccess) r = executeCalls(comm, calls);
   if (r != weftSuccess) {
     // No caller is waiting for this result: it becomes the async error.

@@ -13,6 +13,12 @@ struct weftComm;
 
 namespace weft {
 
+// Waits until the stream raised "ready" of `block` for use `gen`. Gives up
+// (an error naming `first`) on abort, at WEFT_TIMEOUT, when the communicator
+// is being destroyed and its closeBy passed, and once it is broken.
+weftResult_t waitStreamReady(weftComm* comm, const StagingBlock* block, uint32_t gen,
+                             const Call& first);
+
 // Runs `calls` of `comm`, staged in `block` for its use `gen`, once the stream
 // raised "ready"; raises "done" on every path, failures included (which
 // become the communicator's async error: nobody waits for the result).

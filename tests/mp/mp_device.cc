@@ -46,6 +46,7 @@ const Group kGroups[] = {
     {"interleaved", mpdev::checkInterleaved},
     {"group", mpdev::checkGroup},
     {"badinput", mpdev::checkBadInput},
+    {"ring", mpdev::checkRing},
 };
 
 bool selected(const std::string& only, const char* name) {
@@ -58,13 +59,18 @@ bool selected(const std::string& only, const char* name) {
 int main(int argc, char** argv) {
   std::string only;
   bool peerAbort = false;
+  bool ringKill = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
       only = argv[++i];
     } else if (!std::strcmp(argv[i], "--peer-abort")) {
       peerAbort = true;
+    } else if (!std::strcmp(argv[i], "--die") && i + 1 < argc &&
+               !std::strcmp(argv[i + 1], "sigkill")) {
+      ringKill = true;  // kill_rank_test.sh's interface
+      ++i;
     } else {
-      std::fprintf(stderr, "usage: mp_device [--only G,..] [--peer-abort]\n");
+      std::fprintf(stderr, "usage: mp_device [--only G,..] [--peer-abort] [--die sigkill]\n");
       return 2;
     }
   }
@@ -80,6 +86,10 @@ int main(int argc, char** argv) {
   mp::Log log(c.rank);
   c.log = &log;
   c.stream = weft::fake::streamCreate();
+  if (ringKill) {
+    mpdev::ringKill(c);
+    return 1;  // survivors: their job failed, as kill_rank_test.sh expects
+  }
   if (peerAbort) {
     mpdev::checkPeerAbort(c);
   } else {

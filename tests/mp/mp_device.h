@@ -63,6 +63,10 @@ bool checkStalled(Ctx& c);      // the call returns while the stream is stalled
 bool checkInterleaved(Ctx& c);  // host and stream calls keep API order
 bool checkGroup(Ctx& c);        // several calls and point-to-point in one group
 bool checkBadInput(Ctx& c);     // refused locally, with the argument named
+bool checkRing(Ctx& c);         // mp_device_ring.cc: the GPU ring's own cases
+// Rank 1 is killed while every rank's ring kernel runs (kill_rank_test.sh
+// reads the DYING / SURVIVOR-OK / UNEXPECTED lines).
+void ringKill(Ctx& c);
 // The error case (its own run): the last rank aborts; the others' stream
 // must not hang and their async error must be set.
 bool checkPeerAbort(Ctx& c);

@@ -1,0 +1,213 @@
+// One allreduce on the GPU ring (device_ring.h): its argument block, its
+// stream operations, and the progress thread's watch over its kernel.
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "collectives/reduce.h"
+#include "core/comm.h"
+#include "core/error.h"
+#include "core/wait.h"
+#include "device/device_ring.h"
+#include "device/device_ring_layout.h"
+#include "device/stream_run.h"
+
+namespace weft {
+namespace {
+
+// A CTA is worth its launch from this many bytes of the call on.
+constexpr uint64_t kCtaMinBytes = 256 << 10;
+
+int ctasFor(uint64_t bytes, int channels) {
+  const uint64_t want = (bytes + kCtaMinBytes - 1) / kCtaMinBytes;
+  return want < 1 ? 1 : want > static_cast<uint64_t>(channels) ? channels : static_cast<int>(want);
+}
+
+// A peer that left closes its sockets: a peek at each peer's first TCP stream
+// sees the end of file (or an error). Data waiting there is a live peer.
+int departedPeer(weftComm* comm) {
+  if (!comm->tcp) return -1;
+  for (int p = 0; p < comm->nranks; ++p) {
+    if (p == comm->rank) continue;
+    const int fd = comm->tcp->socketFd(p, 0);
+    if (fd < 0) continue;
+    char byte;
+    const ssize_t got = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+      return p;
+  }
+  return -1;
+}
+
+// Waits until the kernel finished (the stream raised "freed"). Any reason to
+// give up raises the call's abort word first, so that the kernel stops.
+weftResult_t waitKernel(weftComm* comm, StagingBlock* block, uint32_t gen, const Call& call) {
+  Deadline deadline = Deadline::after(comm->config.timeoutSec);
+  Backoff backoff(comm->config.spinUs);
+  Clock::time_point nextPeek = Clock::now();
+  weftResult_t r = weftSuccess;
+  while (!flagReached(__atomic_load_n(block->freed, __ATOMIC_ACQUIRE), gen)) {
+    const std::string what = "rank " + std::to_string(comm->rank) + ": " + describeCall(call) +
+                             " on the GPU ring: ";
+    if (comm->aborted.load(std::memory_order_relaxed)) {
+      r = setError(weftInvalidUsage, "%scomm was aborted", what.c_str());
+    } else if (deadline.expired()) {
+      r = setError(weftTimeout, "%sthe kernel did not finish within WEFT_TIMEOUT=%g s",
+                   what.c_str(), deadline.seconds());
+    } else if (comm->closing.load(std::memory_order_acquire) && Clock::now() >= comm->closeBy) {
+      r = setError(weftTimeout,
+                   "%sthe communicator is being destroyed and the kernel did not finish within "
+                   "WEFT_TIMEOUT=%g s of that",
+                   what.c_str(), comm->config.timeoutSec);
+    } else {
+      std::lock_guard<std::mutex> lock(comm->failMu);
+      if (comm->failure != weftSuccess)
+        r = setError(comm->failure, "%sthe communicator broke: %s", what.c_str(),
+                     comm->failureText.c_str());
+    }
+    if (r == weftSuccess && Clock::now() >= nextPeek) {
+      nextPeek = Clock::now() + std::chrono::milliseconds(10);
+      const int gone = departedPeer(comm);
+      if (gone >= 0)
+        r = setError(weftRemoteError, "%srank %d left (its connection closed)", what.c_str(), gone);
+    }
+    if (r != weftSuccess) {
+      __atomic_store_n(block->abort, 1, __ATOMIC_RELAXED);
+      return r;
+    }
+    switch (backoff.next()) {
+      case Backoff::Step::kSpin:
+        break;
+      case Backoff::Step::kYield:
+        sched_yield();
+        break;
+      case Backoff::Step::kSleep:
+        usleep(50);
+        break;
+    }
+  }
+  // Nothing of the block may be read from here on: once "freed" is raised,
+  // the next call may take it. (A CTA ends early only when the abort word was
+  // raised, which only this thread does, after giving up on the call.)
+  return weftSuccess;
+}
+
+// The progress thread's part, in API order with every other call.
+weftResult_t watchRingCall(weftComm* comm, const Call& call, StagingBlock* block, uint32_t gen) {
+  weftResult_t r = waitStreamReady(comm, block, gen, call);
+  if (r == weftSuccess && comm->config.checkCalls) r = checkCallOnly(comm, call);
+  if (r != weftSuccess) __atomic_store_n(block->abort, 1, __ATOMIC_RELAXED);
+  // Release: the abort word (and the argument block, written before submit)
+  // is visible to the kernel that this lets start.
+  __atomic_store_n(block->done, gen, __ATOMIC_RELEASE);
+  if (r == weftSuccess) r = waitKernel(comm, block, gen, call);
+  if (r != weftSuccess)
+    comm->markBroken(r, lastError() + " (a call on a CUDA stream; its outputs are undefined)");
+  return r;
+}
+
+weftResult_t deviceAddressOf(const PointerInfo& info, const void* ptr, const void** out) {
+  if (info.kind != MemKind::kPinnedHost) {
+    *out = ptr;  // device and managed memory: the same address on the GPU
+    return weftSuccess;
+  }
+  return deviceRuntime()->deviceAddress(ptr, out);
+}
+
+// Fills the kernel's argument block for `call`; returns the message count of
+// each channel through msgs.
+weftResult_t fillArgs(weftComm* comm, const Call& call, StagingBlock* block, dev::RingCall* args,
+                      uint64_t* msgs) {
+  DeviceRing& ring = comm->deviceRing;
+  std::memset(args, 0, sizeof(*args));
+  const void* in = nullptr;
+  const void* out = nullptr;
+  WEFT_CHECK(deviceAddressOf(call.buffers[0], call.args.sendbuff, &in));
+  WEFT_CHECK(deviceAddressOf(call.buffers[1], call.args.recvbuff, &out));
+  const void* abortWord = nullptr;
+  WEFT_CHECK(deviceRuntime()->deviceAddress(block->abort, &abortWord));
+  args->in = in;
+  args->out = const_cast<void*>(out);
+  args->count = call.args.count;
+  args->rank = comm->rank;
+  args->nranks = comm->nranks;
+  args->elemBytes = static_cast<int32_t>(datatypeSize(call.args.datatype));
+  args->nctas = ctasFor(args->count * static_cast<uint64_t>(args->elemBytes), ring.channels);
+  args->abort = static_cast<const int*>(abortWord);
+  for (int c = 0; c < args->nctas; ++c) {
+    uint64_t begin = 0, len = 0;
+    dev::ringCtaShare(args->count, args->nctas, c, &begin, &len);
+    msgs[c] = dev::ringMessages(len, comm->nranks, kRingSlotBytes, args->elemBytes);
+    args->seq[c] = ring.seq[c];
+    args->send[c] = ring.send[c];
+    args->recv[c] = ring.recv[c];
+    args->send[c].abort = args->recv[c].abort = args->abort;
+  }
+  return weftSuccess;
+}
+
+}  // namespace
+
+weftResult_t enqueueRingCall(weftComm* comm, const Call& call) {
+  DeviceRing& ring = comm->deviceRing;
+  DeviceRuntime* rt = deviceRuntime();
+  const int device = ringDeviceOf(call);
+  if (device >= 0 && device != ring.device)
+    return setError(weftInvalidUsage,
+                    "%s: its buffers are on CUDA device %d, but this communicator's GPU ring runs "
+                    "on device %d (where its first allreduce on a stream was); use one device "
+                    "per communicator",
+                    describeCall(call).c_str(), device, ring.device);
+  if (!comm->streamStaging) comm->streamStaging.reset(new StagingPool(rt));
+  StagingBlock* block = nullptr;
+  WEFT_CHECK(comm->streamStaging->acquire(sizeof(dev::RingCall), &block));
+  auto* args = reinterpret_cast<dev::RingCall*>(block->data);
+  uint64_t msgs[dev::kMaxRingCtas] = {};
+  weftResult_t r = fillArgs(comm, call, block, args, msgs);
+  if (r != weftSuccess) {
+    comm->streamStaging->release(block);
+    return r;
+  }
+  const uint32_t gen = block->gen;
+  void* stream = call.stream;
+  int saved = -1;
+  r = rt->beginEnqueue(ring.device, &saved);
+  if (r != weftSuccess) {
+    comm->streamStaging->release(block);
+    return r;
+  }
+  int enqueued = 0;
+  auto op = [&](weftResult_t result) {
+    if (result == weftSuccess) ++enqueued;
+    r = result;
+  };
+  op(rt->writeFlagAsync(block->ready, gen, stream));
+  if (r == weftSuccess) op(rt->waitFlagAsync(block->done, gen, stream));
+  if (r == weftSuccess)
+    op(rt->launchRing(call.args.datatype, call.args.op, args, args->nctas, stream));
+  if (r == weftSuccess) op(rt->writeFlagAsync(block->freed, gen, stream));
+  rt->endEnqueue(saved);
+  if (r != weftSuccess) {
+    if (enqueued == 0) {
+      comm->streamStaging->release(block);
+      return r;
+    }
+    // The stream may wait for "done" and then start the kernel: make both
+    // harmless (the kernel reads the abort word first), then let it pass. Its
+    // "freed" cannot be enqueued after a failure, so the block is given up.
+    __atomic_store_n(block->abort, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(block->done, gen, __ATOMIC_RELEASE);
+    comm->streamStaging->abandon(block);
+    return r;
+  }
+  for (int c = 0; c < args->nctas; ++c) ring.seq[c] += msgs[c];
+  auto* req = new weftRequest();
+  req->detached = true;  // nobody waits for it: the stream does
+  req->work = [comm, call, block, gen] { return watchRingCall(comm, call, block, gen); };
+  comm->progress.submit(req);
+  return weftSuccess;
+}
+
+}  // namespace weft
