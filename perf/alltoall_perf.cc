@@ -17,7 +17,7 @@ int64_t Expected(size_t index, const PerfCall& call) {
 }
 
 weftResult_t Run(const PerfCall& c) {
-  return weftAllToAll(c.send, c.recv, c.count, c.type, c.comm, WEFT_STREAM_HOST);
+  return weftAllToAll(c.send, c.recv, c.count, c.type, c.comm, c.stream);
 }
 
 weftResult_t Start(const PerfCall& c, weftRequest_t* request) {

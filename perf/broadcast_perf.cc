@@ -16,8 +16,8 @@ int64_t Expected(size_t index, const PerfCall& call) {
 }
 
 weftResult_t Run(const PerfCall& c) {
-  if (c.send == c.recv) return weftBcast(c.recv, c.count, c.type, c.root, c.comm, WEFT_STREAM_HOST);
-  return weftBroadcast(c.send, c.recv, c.count, c.type, c.root, c.comm, WEFT_STREAM_HOST);
+  if (c.send == c.recv) return weftBcast(c.recv, c.count, c.type, c.root, c.comm, c.stream);
+  return weftBroadcast(c.send, c.recv, c.count, c.type, c.root, c.comm, c.stream);
 }
 
 weftResult_t Start(const PerfCall& c, weftRequest_t* request) {

@@ -65,6 +65,7 @@ const option kLongOptions[] = {
     {"output_file", required_argument, nullptr, 'J'},
     {"nonblocking", required_argument, nullptr, 'z'},
     {"registered", required_argument, nullptr, 'R'},
+    {"device", required_argument, nullptr, 'D'},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0},
 };
@@ -117,7 +118,7 @@ bool PerfParseArgs(int argc, char** argv, PerfArgs* args, std::string* error) {
   args->command_line = JoinArgs(argc, argv);
   optind = 1;
   opterr = 0;
-  while ((flag = getopt_long(argc, argv, ":b:e:f:i:w:n:c:d:o:a:r:J:z:R:h", kLongOptions,
+  while ((flag = getopt_long(argc, argv, ":b:e:f:i:w:n:c:d:o:a:r:J:z:R:D:h", kLongOptions,
                              nullptr)) != -1) {
     const char* value = optarg;
     bool ok = true;
@@ -173,6 +174,10 @@ bool PerfParseArgs(int argc, char** argv, PerfArgs* args, std::string* error) {
         ok = ParseInt(value, 0, 1, &number);
         args->registered = number != 0;
         break;
+      case 'D':
+        ok = ParseInt(value, 0, 1, &number);
+        args->device = number != 0;
+        break;
       case 'h':
         args->help = true;
         return true;
@@ -195,6 +200,10 @@ bool PerfParseArgs(int argc, char** argv, PerfArgs* args, std::string* error) {
   if (step_given && !factor_given) args->step_factor = 1;
   if (args->min_bytes > args->max_bytes) {
     *error = "minbytes (-b) is larger than maxbytes (-e)";
+    return false;
+  }
+  if (args->device && (args->nonblocking || args->registered)) {
+    *error = "device buffers (-D 1) go with neither -z 1 nor -R 1 (calls on a stream never block)";
     return false;
   }
   return true;
@@ -258,6 +267,8 @@ void PerfPrintUsage(FILE* out, const char* prog) {
                "  -z, --nonblocking <0/1>     use the *Async + weftWait forms. Default 0\n"
                "  -R, --registered <0/1>      1: buffers from weftHostAlloc, which the ranks of\n"
                "                              a node map into each other. Default 0\n"
+               "  -D, --device <0/1>          1: buffers from cudaMalloc, every call on one CUDA\n"
+               "                              stream, timed to its completion. Default 0\n"
                "  -h, --help                  this text\n"
                "Launch with weft-run -n N, mpirun (MPI builds), torchrun-style environment\n"
                "(RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), or alone for one rank.\n",

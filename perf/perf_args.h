@@ -27,6 +27,7 @@ struct PerfArgs {
   std::string json_path;                              // -J
   bool nonblocking = false;                           // -z
   bool registered = false;                            // -R: buffers from weftHostAlloc
+  bool device = false;                                // -D: CUDA device buffers, calls on a stream
   bool help = false;                                  // -h
   std::string command_line;                           // for the header
 };

@@ -1,5 +1,6 @@
-// A page-aligned host buffer for the perf tools, allocated once for the largest
-// size and touched once so that page faults stay out of the timed loops.
+// A page-aligned host buffer for the perf tools (or, with -D 1, CUDA device
+// memory), allocated once for the largest size and touched once so that page
+// faults stay out of the timed loops.
 #ifndef WEFT_PERF_PERF_BUFFER_H
 #define WEFT_PERF_PERF_BUFFER_H
 
@@ -13,8 +14,9 @@ class PerfBuffer {
   PerfBuffer& operator=(const PerfBuffer&) = delete;
 
   // Allocates `bytes` (at least one page) and writes every page; `shared`:
-  // with weftHostAlloc (peers on the node map it). False when out of memory.
-  bool Allocate(size_t bytes, bool shared);
+  // with weftHostAlloc (peers on the node map it); `device`: with cudaMalloc.
+  // False when out of memory.
+  bool Allocate(size_t bytes, bool shared, bool device);
   void* data() const { return data_; }
   size_t bytes() const { return bytes_; }
 
@@ -22,6 +24,7 @@ class PerfBuffer {
   void* data_ = nullptr;
   size_t bytes_ = 0;
   bool shared_ = false;
+  bool device_ = false;
   void Release();
 };
 

@@ -20,6 +20,7 @@ struct PerfCall {
   int rank = 0;
   int nranks = 1;
   weftComm_t comm = nullptr;
+  void* stream = nullptr;  // -D 1: the cudaStream_t the call is enqueued on (else host)
 };
 
 struct PerfCollective {

@@ -11,6 +11,7 @@
 #include "perf_buffer.h"
 #include "perf_collective.h"
 #include "perf_datatype.h"
+#include "perf_device.h"
 #include "perf_error.h"
 #include "perf_json.h"
 #include "perf_launch.h"
@@ -52,8 +53,8 @@ void AllocateBuffers(const PerfCollective& collective, const PerfArgs& args,
           PerfRecvAllocationElems(collective, count, launch.rank, launch.nranks) * elem_size);
     }
   }
-  if (!send->Allocate(send_bytes, args.registered) ||
-      !recv->Allocate(recv_bytes, args.registered)) {
+  if (!send->Allocate(send_bytes, args.registered, args.device) ||
+      !recv->Allocate(recv_bytes, args.registered, args.device)) {
     std::fprintf(stderr, "%s: rank %d: cannot allocate %zu + %zu bytes of buffers\n",
                  collective.tool_name, launch.rank, send_bytes, recv_bytes);
     PerfExit(1);
@@ -171,6 +172,7 @@ void RunAll(const PerfCollective& collective, const PerfArgs& args, const PerfLa
       shape.send = send.data();
       shape.recv = recv.data();
       shape.nonblocking = args.nonblocking;
+      shape.stream = args.device ? PerfDeviceStream() : nullptr;
       for (size_t count : CountsFor(collective, sizes, info.size, launch.nranks)) {
         shape.count = count;
         RunOneSize(shape, args, json, totals);
@@ -197,6 +199,15 @@ int PerfMain(int argc, char** argv, const PerfCollective& collective) {
     return parsed ? 0 : 2;
   }
 
+  if (args.device) {
+    // Before the communicator exists: weft's GPU ring is set up on the device
+    // that is current when it is created.
+    const std::string why = PerfDeviceSetUp();
+    if (!why.empty()) {
+      std::fprintf(stderr, "%s: -D 1: %s\n", tool, why.c_str());
+      return 1;
+    }
+  }
   PerfLaunch launch;
   PerfLaunchInit(&argc, &argv, tool, &launch);
   if (collective.takes_root && args.root >= launch.nranks) {

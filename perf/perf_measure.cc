@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <vector>
 
 #include "perf_check.h"
 #include "perf_datatype.h"
+#include "perf_device.h"
 #include "perf_error.h"
 
 namespace {
@@ -52,6 +54,7 @@ PerfCall PerfMakeCall(const PerfCase& shape, bool in_place) {
   call.rank = shape.rank;
   call.nranks = shape.nranks;
   call.comm = shape.comm;
+  call.stream = shape.stream;
   return call;
 }
 
@@ -70,15 +73,49 @@ size_t PerfRecvAllocationElems(const PerfCollective& collective, size_t count, i
 double PerfTimeOnRank(const PerfCase& shape, bool in_place, int warmup, int iters) {
   const PerfCall call = PerfMakeCall(shape, in_place);
   for (int i = 0; i < warmup; ++i) CallOnce(shape, call);
+  if (shape.stream != nullptr) PerfDeviceSync(shape.stream);
   Synchronise(shape.comm);
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < iters; ++i) CallOnce(shape, call);
+  if (shape.stream != nullptr) PerfDeviceSync(shape.stream);  // calls on a stream return at once
   const auto stop = std::chrono::steady_clock::now();
   const std::chrono::duration<double, std::micro> elapsed = stop - start;
   return elapsed.count() / iters;
 }
 
+namespace {
+
+// The check of PerfCheckOnRank on device buffers: host mirrors laid out as the
+// device allocations are, filled as the host check fills its buffers, copied
+// up, the call made on the stream, the receive allocation copied back.
+int64_t CheckOnDevice(const PerfCase& shape, bool in_place) {
+  const PerfCollective& collective = *shape.collective;
+  const size_t elem_size = PerfTypeOf(shape.type).size;
+  const size_t recv_bytes =
+      PerfRecvAllocationElems(collective, shape.count, shape.rank, shape.nranks) * elem_size;
+  const size_t send_bytes = collective.send_elems(shape.count, shape.nranks) * elem_size;
+  std::vector<char> host_send(send_bytes + 1), host_recv(recv_bytes + 1);
+  PerfCase host = shape;
+  host.send = host_send.data();
+  host.recv = host_recv.data();
+  const PerfCall host_call = PerfMakeCall(host, in_place);
+  PerfFillConstant(host_call.recv, collective.recv_elems(shape.count, shape.nranks), shape.type,
+                   kSentinel);
+  PerfFillInput(const_cast<void*>(host_call.send), collective.send_elems(shape.count, shape.nranks),
+                shape.type, shape.op, shape.rank);
+  PerfCopyToDevice(shape.recv, host_recv.data(), recv_bytes);
+  if (!in_place) PerfCopyToDevice(shape.send, host_send.data(), send_bytes);
+  CallOnce(shape, PerfMakeCall(shape, in_place));
+  PerfDeviceSync(shape.stream);
+  PerfCopyToHost(host_recv.data(), shape.recv, recv_bytes);
+  if (collective.result_on_root_only && shape.rank != shape.root) return 0;
+  return PerfCountWrong(collective, host_call);
+}
+
+}  // namespace
+
 int64_t PerfCheckOnRank(const PerfCase& shape, bool in_place) {
+  if (shape.stream != nullptr) return CheckOnDevice(shape, in_place);
   const PerfCollective& collective = *shape.collective;
   const PerfCall call = PerfMakeCall(shape, in_place);
   // Sentinel first: in place, the input then overwrites the part it shares.

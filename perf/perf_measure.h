@@ -23,6 +23,7 @@ struct PerfCase {
   void* send = nullptr;  // at least send_elems(count) elements
   void* recv = nullptr;  // big enough for recv_elems(count) and the in-place layout
   bool nonblocking = false;
+  void* stream = nullptr;  // -D 1: buffers are device memory, calls go on this stream
 };
 
 // The call this rank makes for a case, out of place or in place.

@@ -17,7 +17,7 @@ int64_t Expected(size_t index, const PerfCall& call) {
 }
 
 weftResult_t Run(const PerfCall& c) {
-  return weftReduceScatter(c.send, c.recv, c.count, c.type, c.op, c.comm, WEFT_STREAM_HOST);
+  return weftReduceScatter(c.send, c.recv, c.count, c.type, c.op, c.comm, c.stream);
 }
 
 weftResult_t Start(const PerfCall& c, weftRequest_t* request) {

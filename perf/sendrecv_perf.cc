@@ -20,9 +20,9 @@ int64_t Expected(size_t index, const PerfCall& call) {
 
 // Records the send and the receive in the open group; the first failure wins.
 weftResult_t Post(const PerfCall& c) {
-  weftResult_t result = weftSend(c.send, c.count, c.type, NextRank(c), c.comm, WEFT_STREAM_HOST);
+  weftResult_t result = weftSend(c.send, c.count, c.type, NextRank(c), c.comm, c.stream);
   if (result != weftSuccess) return result;
-  return weftRecv(c.recv, c.count, c.type, PreviousRank(c), c.comm, WEFT_STREAM_HOST);
+  return weftRecv(c.recv, c.count, c.type, PreviousRank(c), c.comm, c.stream);
 }
 
 weftResult_t Run(const PerfCall& c) {

@@ -124,7 +124,7 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
                       : "");
   }
   WEFT_CHECK(setupTopoAndTuner(c));
-  WEFT_CHECK(setUpDeviceRing(c));
+  WEFT_CHECK(setUpP2pRing(c));
   // Every rank is connected before any returns: a later collective never meets a half-built peer.
   if (nranks > 1) WEFT_CHECK(c->bootstrap->barrier());
   WEFT_INFO(INIT, "rank %d of %d ready (%d TCP stream(s) per peer, chunk %zu B)", rank, nranks,

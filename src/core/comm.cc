@@ -161,9 +161,9 @@ weftResult_t readCommConfig(CommConfig* cfg) {
   if (ring != "0" && ring != "1")
     return setError(weftInvalidArgument, "WEFT_GPU_RING=%s: expected 0 or 1", ring.c_str());
   cfg->gpuRing = ring == "1";
-  if (!parseSize(configString("WEFT_MAX_CTAS"), &v) || v < 1 || v > dev::kMaxRingCtas)
+  if (!parseSize(configString("WEFT_MAX_CTAS"), &v) || v < 1 || v > kMaxP2pChannels)
     return setError(weftInvalidArgument, "WEFT_MAX_CTAS=%s: expected 1 to %d",
-                    configString("WEFT_MAX_CTAS").c_str(), dev::kMaxRingCtas);
+                    configString("WEFT_MAX_CTAS").c_str(), kMaxP2pChannels);
   cfg->maxCtas = static_cast<int>(v);
   return weftSuccess;
 }
@@ -201,7 +201,7 @@ weftComm::~weftComm() {
   if (streamStaging)
     streamsPast = streamStaging->shutdown(
         std::min(closeBy, weft::Clock::now() + std::chrono::milliseconds(100)));
-  weft::closeDeviceRing(this, streamsPast);
+  weft::closeP2pRing(this, streamsPast);
   copy.reset();
   board.reset();
   channels.reset();

@@ -20,9 +20,9 @@
 #include "core/rank_place.h"
 #include "core/request.h"
 #include "core/wait.h"
-#include "device/device_ring.h"
 #include "device/staging_pool.h"
 #include "transports/ib/ib_available.h"
+#include "transports/p2p/p2p_ring.h"
 #include "transports/peer_channels.h"
 #include "transports/shm/shm_transport.h"
 #include "transports/tcp/tcp_transport.h"
@@ -90,9 +90,9 @@ struct weftComm {
   // Pinned staging of calls on a CUDA stream (device/stream_call.h), made at
   // the first such call.
   std::unique_ptr<weft::StagingPool> streamStaging;
-  // The GPU-driven ring of allreduce calls on a stream, set up at the first
-  // such call (device/device_ring.h).
-  weft::DeviceRing deviceRing;
+  // The p2p channels of the GPU ring (allreduce on a stream, device/
+  // device_ring.h), set up at init (transports/p2p/p2p_ring.h).
+  weft::P2pRing p2pRing;
   uint64_t seq = 0;  // collectives issued on this communicator
   // Collectives put on the wire (count > 0 or barrier) and the header that
   // checks every rank makes the same one (collectives/call_header.h).

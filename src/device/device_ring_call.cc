@@ -6,16 +6,19 @@
 #include <cerrno>
 #include <cstring>
 
+#include "collectives/kernels/ring_call.h"
 #include "collectives/reduce.h"
 #include "core/comm.h"
 #include "core/error.h"
 #include "core/wait.h"
 #include "device/device_ring.h"
-#include "device/device_ring_layout.h"
 #include "device/stream_run.h"
+#include "transports/p2p/p2p_layout.h"
 
 namespace weft {
 namespace {
+
+static_assert(kMaxP2pChannels == dev::kMaxRingCtas, "one p2p channel per CTA");
 
 // A CTA is worth its launch from this many bytes of the call on.
 constexpr uint64_t kCtaMinBytes = 256 << 10;
@@ -49,8 +52,8 @@ weftResult_t waitKernel(weftComm* comm, StagingBlock* block, uint32_t gen, const
   Clock::time_point nextPeek = Clock::now();
   weftResult_t r = weftSuccess;
   while (!flagReached(__atomic_load_n(block->freed, __ATOMIC_ACQUIRE), gen)) {
-    const std::string what = "rank " + std::to_string(comm->rank) + ": " + describeCall(call) +
-                             " on the GPU ring: ";
+    const std::string what =
+        "rank " + std::to_string(comm->rank) + ": " + describeCall(call) + " on the GPU ring: ";
     if (comm->aborted.load(std::memory_order_relaxed)) {
       r = setError(weftInvalidUsage, "%scomm was aborted", what.c_str());
     } else if (deadline.expired()) {
@@ -120,7 +123,7 @@ weftResult_t deviceAddressOf(const PointerInfo& info, const void* ptr, const voi
 // each channel through msgs.
 weftResult_t fillArgs(weftComm* comm, const Call& call, StagingBlock* block, dev::RingCall* args,
                       uint64_t* msgs) {
-  DeviceRing& ring = comm->deviceRing;
+  P2pRing& ring = comm->p2pRing;
   std::memset(args, 0, sizeof(*args));
   const void* in = nullptr;
   const void* out = nullptr;
@@ -148,10 +151,23 @@ weftResult_t fillArgs(weftComm* comm, const Call& call, StagingBlock* block, dev
   return weftSuccess;
 }
 
+// The device of the call's device or managed buffers (-1: all pinned host memory).
+int ringDeviceOf(const Call& call) {
+  for (const PointerInfo& info : call.buffers)
+    if (info.kind == MemKind::kDevice || info.kind == MemKind::kManaged) return info.device;
+  return -1;
+}
+
 }  // namespace
 
+bool useDeviceRing(weftComm* comm, const Call& call) {
+  const weftRedOp_t op = call.args.op;
+  return comm->p2pRing.state == P2pRing::State::kOn && call.kind == CollKind::kAllReduce &&
+         call.args.count > 0 && (op == weftSum || op == weftProd || op == weftMax || op == weftMin);
+}
+
 weftResult_t enqueueRingCall(weftComm* comm, const Call& call) {
-  DeviceRing& ring = comm->deviceRing;
+  P2pRing& ring = comm->p2pRing;
   DeviceRuntime* rt = deviceRuntime();
   const int device = ringDeviceOf(call);
   if (device >= 0 && device != ring.device)
@@ -164,7 +180,7 @@ weftResult_t enqueueRingCall(weftComm* comm, const Call& call) {
   StagingBlock* block = nullptr;
   WEFT_CHECK(comm->streamStaging->acquire(sizeof(dev::RingCall), &block));
   auto* args = reinterpret_cast<dev::RingCall*>(block->data);
-  uint64_t msgs[dev::kMaxRingCtas] = {};
+  uint64_t msgs[kMaxP2pChannels] = {};
   weftResult_t r = fillArgs(comm, call, block, args, msgs);
   if (r != weftSuccess) {
     comm->streamStaging->release(block);

@@ -54,9 +54,9 @@ std::unique_ptr<RingCase> start(Ctx& c, weftDataType_t dt, weftRedOp_t op, size_
 
 void check(Ctx& c, const std::string& what, const RingCase& rc) {
   const DevBuf& out = rc.recv ? *rc.recv : *rc.send;
-  expectSame(c, what + " x" + std::to_string(rc.count) + " " + mp::dtName(rc.dt) + " " +
-                    mp::opName(rc.op),
-             compareElems(rc.dt, out.download().data(), rc.want.data(), rc.count));
+  expectSame(
+      c, what + " x" + std::to_string(rc.count) + " " + mp::dtName(rc.dt) + " " + mp::opName(rc.op),
+      compareElems(rc.dt, out.download().data(), rc.want.data(), rc.count));
 }
 
 }  // namespace

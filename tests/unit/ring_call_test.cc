@@ -82,8 +82,7 @@ TEST(RingCall, MessageNumbersCarryAcrossCalls) {
       for (int r = 0; r < n; ++r)
         for (int c = 0; c < nctas; ++c)
           threads.emplace_back([&, r, c] {
-            weft::dev::runRingCta<int32_t, weft::dev::OpSum>(&calls[r], c,
-                                                             weft::dev::HostLanes{},
+            weft::dev::runRingCta<int32_t, weft::dev::OpSum>(&calls[r], c, weft::dev::HostLanes{},
                                                              &shared[r * nctas + c]);
           });
       for (auto& t : threads) t.join();

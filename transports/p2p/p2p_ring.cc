@@ -1,14 +1,16 @@
-// Setting up and closing a communicator's GPU ring (device_ring.h): who may
-// use it, the FIFO memory and its layout, and the two host allgathers that
-// make every rank take the same decision.
+// Setting up and closing the p2p transport of the GPU ring (p2p_ring.h): who
+// may use it, the FIFO memory and its layout, and the two bootstrap
+// allgathers that make every rank take the same decision.
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
 #include "core/comm.h"
 #include "core/error.h"
 #include "core/log.h"
-#include "device/device_ring.h"
-#include "device/device_ring_layout.h"
+#include "device/device_runtime.h"
+#include "transports/p2p/p2p_layout.h"
+#include "transports/p2p/p2p_ring.h"
 
 namespace weft {
 namespace {
@@ -62,7 +64,7 @@ std::string sharedGpu(const std::vector<Vote>& votes) {
   return "";
 }
 
-void release(DeviceRing& ring) {
+void release(P2pRing& ring) {
   DeviceRuntime* rt = deviceRuntime();
   if (ring.prev != nullptr && ring.prev != ring.next) rt->closePeer(ring.prev);
   if (ring.next != nullptr) rt->closePeer(ring.next);
@@ -71,14 +73,14 @@ void release(DeviceRing& ring) {
 }
 
 void turnOff(weftComm* comm, const std::string& why) {
-  release(comm->deviceRing);
-  comm->deviceRing.state = DeviceRing::State::kOff;
-  comm->deviceRing.offWhy = why;
+  release(comm->p2pRing);
+  comm->p2pRing.state = P2pRing::State::kOff;
+  comm->p2pRing.offWhy = why;
   WEFT_INFO(COLL, "rank %d: allreduce on a stream is host-staged: %s", comm->rank, why.c_str());
 }
 
 // The channels of CTA c once both neighbours' memory is mapped.
-void buildChannels(DeviceRing& ring) {
+void buildChannels(P2pRing& ring) {
   auto* mine = static_cast<unsigned char*>(ring.mine);
   auto* next = static_cast<unsigned char*>(ring.next);
   auto* prev = static_cast<unsigned char*>(ring.prev);
@@ -102,7 +104,7 @@ void buildChannels(DeviceRing& ring) {
 
 // Every rank: may it take part, then (all may) map both neighbours.
 weftResult_t setUp(weftComm* comm) {
-  DeviceRing& ring = comm->deviceRing;
+  P2pRing& ring = comm->p2pRing;
   DeviceRuntime* rt = deviceRuntime();
   const int n = comm->nranks;
   int device = -1;
@@ -111,9 +113,8 @@ weftResult_t setUp(weftComm* comm) {
   if (why.empty() && rt->currentDevice(&device) != weftSuccess)
     why = "no current CUDA device: " + lastError();
   ring.channels = comm->config.maxCtas;
-  if (why.empty() &&
-      rt->allocDevice(device, ringMemoryBytes(ring.channels), &ring.mine, &mine.memory) !=
-          weftSuccess)
+  if (why.empty() && rt->allocDevice(device, ringMemoryBytes(ring.channels), &ring.mine,
+                                     &mine.memory) != weftSuccess)
     why = lastError();
   mine.ok = why.empty() ? 1 : 0;
   mine.device = device;
@@ -168,7 +169,7 @@ weftResult_t setUp(weftComm* comm) {
     }
   }
   buildChannels(ring);
-  ring.state = DeviceRing::State::kOn;
+  ring.state = P2pRing::State::kOn;
   WEFT_INFO(COLL,
             "rank %d: allreduce on a stream runs the GPU ring kernel on device %d: up to %d CTAs, "
             "%u slots of %u bytes per channel",
@@ -178,39 +179,25 @@ weftResult_t setUp(weftComm* comm) {
 
 }  // namespace
 
-int ringDeviceOf(const Call& call) {
-  for (const PointerInfo& info : call.buffers)
-    if (info.kind == MemKind::kDevice || info.kind == MemKind::kManaged) return info.device;
-  return -1;
-}
-
-weftResult_t setUpDeviceRing(weftComm* comm) {
+weftResult_t setUpP2pRing(weftComm* comm) {
   if (comm->nranks < 2) {
-    comm->deviceRing.state = DeviceRing::State::kOff;
-    comm->deviceRing.offWhy = "a single rank";
+    comm->p2pRing.state = P2pRing::State::kOff;
+    comm->p2pRing.offWhy = "a single rank";
     return weftSuccess;
   }
   return setUp(comm);
 }
 
-bool useDeviceRing(weftComm* comm, const Call& call) {
-  const weftRedOp_t op = call.args.op;
-  return comm->deviceRing.state == DeviceRing::State::kOn && call.kind == CollKind::kAllReduce &&
-         call.args.count > 0 &&
-         (op == weftSum || op == weftProd || op == weftMax || op == weftMin);
-}
-
-void closeDeviceRing(weftComm* comm, bool streamsPast) {
-  DeviceRing& ring = comm->deviceRing;
-  if (ring.state != DeviceRing::State::kOn) return;
+void closeP2pRing(weftComm* comm, bool streamsPast) {
+  P2pRing& ring = comm->p2pRing;
+  if (ring.state != P2pRing::State::kOn) return;
   if (streamsPast) {
     release(ring);
   } else {
-    WEFT_INFO(COLL,
-              "rank %d: a stream may still run a ring kernel: its FIFO memory is left mapped",
+    WEFT_INFO(COLL, "rank %d: a stream may still run a ring kernel: its FIFO memory is left mapped",
               comm->rank);
   }
-  ring.state = DeviceRing::State::kOff;
+  ring.state = P2pRing::State::kOff;
 }
 
 }  // namespace weft

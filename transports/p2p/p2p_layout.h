@@ -1,5 +1,5 @@
 // Where each channel of the GPU ring lives in a rank's FIFO memory
-// (device_ring.h). One region per channel (CTA), each holding:
+// (p2p_ring.h). One region per channel (CTA), each holding:
 //   slots  kRingSlots x kRingSlotBytes  incoming messages (written by rank - 1)
 //   sizes  kRingSlots words             their byte lengths (written by rank - 1)
 //   tail   one word, own 128-byte line  messages posted to us (written by rank - 1)
@@ -13,8 +13,6 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/call.h"
-
 namespace weft {
 
 constexpr uint32_t kRingSlots = 4;
@@ -27,10 +25,9 @@ constexpr size_t kRingHeadOffset = kRingTailOffset + kRingLine;
 constexpr size_t kRingRegionBytes = kRingHeadOffset + kRingLine;
 static_assert(kRingSlots * sizeof(uint64_t) <= kRingLine, "the size words fill one line");
 
-inline size_t ringRegionOffset(int channel) { return kRingRegionBytes * static_cast<size_t>(channel); }
+inline size_t ringRegionOffset(int channel) {
+  return kRingRegionBytes * static_cast<size_t>(channel);
+}
 inline size_t ringMemoryBytes(int channels) { return ringRegionOffset(channels); }
-
-// The device of the call's device or managed buffers (-1: all pinned host memory).
-int ringDeviceOf(const Call& call);
 
 }  // namespace weft

@@ -1,0 +1,153 @@
+// Communication/computation overlap on one GPU: a cuBLAS GEMM loop on its own
+// stream beside weft allreduces on the ranks' streams (two or more ranks of
+// this process, weftCommInitAll, all on the current GPU: allreduce runs on
+// weft's GPU ring, which uses at most WEFT_MAX_CTAS thread blocks per rank).
+// Times each alone, then both at once, and prints
+//   overlap efficiency = (t_gemm + t_comm - t_both) / min(t_gemm, t_comm)
+// (1: the shorter one hid entirely behind the longer; 0: they ran one after
+// the other). Pick the sizes so that t_gemm and t_comm are close.
+//   usage: gpu_overlap_perf [allreduce bytes=64M] [gemm n=8192] [gemms=10] [allreduces=10]
+//                           [ranks=2]
+// Without a GPU it prints "SKIPPED: no GPU" and exits 0.
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <weft/weft.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gpu/gpu_harness.h"
+
+namespace {
+
+size_t parseBytes(const char* s) {
+  char* end = nullptr;
+  double v = std::strtod(s, &end);
+  if (*end == 'K' || *end == 'k') v *= 1024;
+  if (*end == 'M' || *end == 'm') v *= 1024 * 1024;
+  if (*end == 'G' || *end == 'g') v *= 1024.0 * 1024 * 1024;
+  return static_cast<size_t>(v);
+}
+
+[[noreturn]] void die(const std::string& what) {
+  std::printf("error: %s\n", what.c_str());
+  std::exit(1);
+}
+
+void cudaOk(cudaError_t rc, const char* what) {
+  if (rc != cudaSuccess) die(std::string(what) + ": " + cudaGetErrorString(rc));
+}
+
+// Wall-clock seconds of `enqueue` followed by a synchronisation of the device.
+double timed(const std::function<void()>& enqueue) {
+  cudaOk(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  const auto t0 = std::chrono::steady_clock::now();
+  enqueue();
+  cudaOk(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string why = gpu_test::whyNoGpu();
+  if (!why.empty()) {
+    std::printf("SKIPPED: %s\n", why.c_str());
+    return 0;
+  }
+  const size_t bytes = argc > 1 ? parseBytes(argv[1]) : size_t{64} << 20;
+  const int n = argc > 2 ? std::atoi(argv[2]) : 8192;
+  const int gemms = argc > 3 ? std::atoi(argv[3]) : 10;
+  const int allreduces = argc > 4 ? std::atoi(argv[4]) : 10;
+  const int ranks = argc > 5 ? std::atoi(argv[5]) : 2;
+  if (n < 1 || gemms < 1 || allreduces < 1 || ranks < 2 || bytes < sizeof(float))
+    die("usage: gpu_overlap_perf [bytes] [gemm n] [gemms] [allreduces] [ranks >= 2]");
+  // CUDA is loaded and the GPU selected before the communicators exist, so
+  // that they set up the GPU ring (as an NCCL communicator needs its device).
+  cudaOk(cudaSetDevice(0), "cudaSetDevice");
+  cudaOk(cudaFree(nullptr), "creating the CUDA context");
+
+  std::vector<weftComm_t> comms(ranks);
+  if (weftCommInitAll(comms.data(), ranks, nullptr) != weftSuccess)
+    die(std::string("weftCommInitAll: ") + weftGetLastError(nullptr));
+  const size_t count = bytes / sizeof(float);
+  std::vector<cudaStream_t> commStreams(ranks);
+  std::vector<float*> bufs(ranks);
+  for (int r = 0; r < ranks; ++r) {
+    cudaOk(cudaStreamCreateWithFlags(&commStreams[r], cudaStreamNonBlocking), "stream");
+    cudaOk(cudaMalloc(&bufs[r], count * sizeof(float)), "allreduce buffer");
+    cudaOk(cudaMemset(bufs[r], 0, count * sizeof(float)), "cudaMemset");
+  }
+
+  cudaStream_t gemmStream;
+  cudaOk(cudaStreamCreateWithFlags(&gemmStream, cudaStreamNonBlocking), "stream");
+  cublasHandle_t blas;
+  if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) die("cublasCreate failed");
+  cublasSetStream(blas, gemmStream);
+  const size_t elems = static_cast<size_t>(n) * n;
+  __half *a, *b, *c;
+  cudaOk(cudaMalloc(&a, elems * sizeof(__half)), "GEMM A");
+  cudaOk(cudaMalloc(&b, elems * sizeof(__half)), "GEMM B");
+  cudaOk(cudaMalloc(&c, elems * sizeof(__half)), "GEMM C");
+  cudaOk(cudaMemset(a, 0, elems * sizeof(__half)), "cudaMemset");
+  cudaOk(cudaMemset(b, 0, elems * sizeof(__half)), "cudaMemset");
+  const float one = 1.0f, zero = 0.0f;
+
+  auto gemmLoop = [&]() {
+    for (int i = 0; i < gemms; ++i)
+      if (cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, CUDA_R_16F, n, b,
+                       CUDA_R_16F, n, &zero, c, CUDA_R_16F, n, CUBLAS_COMPUTE_32F,
+                       CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS)
+        die("cublasGemmEx failed");
+  };
+  auto commLoop = [&]() {
+    for (int i = 0; i < allreduces; ++i)
+      for (int r = 0; r < ranks; ++r)  // one thread drives every rank: the calls do not wait
+        if (weftAllReduce(bufs[r], bufs[r], count, weftFloat32, weftSum, comms[r],
+                          commStreams[r]) != weftSuccess)
+          die(std::string("weftAllReduce: ") + weftGetLastError(comms[r]));
+  };
+
+  timed(gemmLoop);  // warm-up: cuBLAS heuristics, the ring's first calls
+  timed(commLoop);
+  double tGemm = 1e30, tComm = 1e30, tBoth = 1e30;
+  for (int round = 0; round < 3; ++round) {  // best of three of each
+    tGemm = std::min(tGemm, timed(gemmLoop));
+    tComm = std::min(tComm, timed(commLoop));
+    tBoth = std::min(tBoth, timed([&]() {
+                       gemmLoop();
+                       commLoop();
+                     }));
+  }
+  for (int r = 0; r < ranks; ++r) {
+    weftResult_t async = weftSuccess;
+    weftCommGetAsyncError(comms[r], &async);
+    if (async != weftSuccess) die(std::string("async error: ") + weftGetLastError(comms[r]));
+  }
+  const double gemmTflops = 2.0 * n * n * static_cast<double>(n) * gemms / tGemm / 1e12;
+  const double busbw = 2.0 * (ranks - 1) / ranks * bytes * allreduces / tComm / 1e9;
+  const double efficiency = (tGemm + tComm - tBoth) / std::min(tGemm, tComm);
+  std::printf("gemm   %d x %dx%d fp16: %.3f ms (%.1f TFLOP/s)\n", gemms, n, n, tGemm * 1e3,
+              gemmTflops);
+  std::printf("allreduce %d x %zu bytes, %d ranks: %.3f ms (busbw %.1f GB/s)\n", allreduces, bytes,
+              ranks, tComm * 1e3, busbw);
+  std::printf("both: %.3f ms\n", tBoth * 1e3);
+  std::printf("overlap efficiency %.2f (target 0.70)\n", efficiency);
+
+  cublasDestroy(blas);
+  for (int r = 0; r < ranks; ++r) {
+    weftCommDestroy(comms[r]);
+    cudaFree(bufs[r]);
+    cudaStreamDestroy(commStreams[r]);
+  }
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(c);
+  return 0;
+}

@@ -1,0 +1,58 @@
+// The p2p transport of the GPU ring (DESIGN.md: transports/p2p, CUDA IPC /
+// NVLink): per communicator, a ring of one-way channels between the ranks'
+// GPUs, in the channel contract's form (FIFO slots, size words, tail and head
+// counters), for the CUDA executor's kernel (src/device/device_ring.h). Only
+// kernels use these channels; host calls keep the host transports.
+//
+// Memory: each rank allocates on its GPU, per channel (one per CTA), its
+// incoming FIFO (slots, size words, `tail`) and the `head` counter of its
+// outgoing channel (layout: p2p_layout.h), so that every wait polls local
+// memory and every remote access is a write: a rank writes slots and `tail`
+// into its next rank's memory, and `head` into its previous rank's. Peers
+// map it through CUDA IPC (NVLink or PCIe peer-to-peer, peer access enabled
+// lazily); ranks of one process use the pointers themselves.
+//
+// Set up at communicator init on the current CUDA device (as an NCCL
+// communicator is bound to its device), or turned off on every rank, with
+// the reason logged at INFO, when any rank cannot take part: its runtime has
+// no ring kernel or its process had not loaded CUDA (the GPU must be selected
+// before the communicator is created), ranks on several nodes, separate
+// processes on one GPU (their kernels would take turns on it), memory that
+// cannot be mapped, WEFT_GPU_RING=0 or a different WEFT_MAX_CTAS anywhere.
+// Two bootstrap allgathers make every rank take the same decision.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "weft/device/channel.h"
+#include "weft/weft.h"
+
+struct weftComm;
+
+namespace weft {
+
+constexpr int kMaxP2pChannels = 32;  // = dev::kMaxRingCtas (checked in device_ring_call.cc)
+
+struct P2pRing {
+  enum class State { kUnset, kOn, kOff };
+  State state = State::kUnset;
+  std::string offWhy;  // kOff: why every rank stages instead
+  int device = -1;     // the GPU whose memory holds our FIFOs and runs our kernels
+  int channels = 0;    // one per CTA
+  void* mine = nullptr;
+  void* next = nullptr;  // rank + 1's memory, mapped
+  void* prev = nullptr;  // rank - 1's (the same mapping when they are one rank)
+  dev::Channel send[kMaxP2pChannels];
+  dev::Channel recv[kMaxP2pChannels];
+  uint64_t seq[kMaxP2pChannels] = {};  // messages each channel carried so far
+};
+
+// At communicator init, every rank (see the top of this file). An error is a
+// failed bootstrap exchange (a peer gone).
+weftResult_t setUpP2pRing(weftComm* comm);
+// At destroy: frees the FIFOs and closes the peers' mappings, unless a
+// kernel may still be running (streamsPast false): then they are left alone.
+void closeP2pRing(weftComm* comm, bool streamsPast);
+
+}  // namespace weft
