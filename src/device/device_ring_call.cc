@@ -52,29 +52,32 @@ weftResult_t waitKernel(weftComm* comm, StagingBlock* block, uint32_t gen, const
   Clock::time_point nextPeek = Clock::now();
   weftResult_t r = weftSuccess;
   while (!flagReached(__atomic_load_n(block->freed, __ATOMIC_ACQUIRE), gen)) {
-    const std::string what =
-        "rank " + std::to_string(comm->rank) + ": " + describeCall(call) + " on the GPU ring: ";
+    auto what = [&] {
+      return "rank " + std::to_string(comm->rank) + ": " + describeCall(call) +
+             " on the GPU ring: ";
+    };
     if (comm->aborted.load(std::memory_order_relaxed)) {
-      r = setError(weftInvalidUsage, "%scomm was aborted", what.c_str());
+      r = setError(weftInvalidUsage, "%scomm was aborted", what().c_str());
     } else if (deadline.expired()) {
       r = setError(weftTimeout, "%sthe kernel did not finish within WEFT_TIMEOUT=%g s",
-                   what.c_str(), deadline.seconds());
+                   what().c_str(), deadline.seconds());
     } else if (comm->closing.load(std::memory_order_acquire) && Clock::now() >= comm->closeBy) {
       r = setError(weftTimeout,
                    "%sthe communicator is being destroyed and the kernel did not finish within "
                    "WEFT_TIMEOUT=%g s of that",
-                   what.c_str(), comm->config.timeoutSec);
+                   what().c_str(), comm->config.timeoutSec);
     } else {
       std::lock_guard<std::mutex> lock(comm->failMu);
       if (comm->failure != weftSuccess)
-        r = setError(comm->failure, "%sthe communicator broke: %s", what.c_str(),
+        r = setError(comm->failure, "%sthe communicator broke: %s", what().c_str(),
                      comm->failureText.c_str());
     }
     if (r == weftSuccess && Clock::now() >= nextPeek) {
       nextPeek = Clock::now() + std::chrono::milliseconds(10);
       const int gone = departedPeer(comm);
       if (gone >= 0)
-        r = setError(weftRemoteError, "%srank %d left (its connection closed)", what.c_str(), gone);
+        r = setError(weftRemoteError, "%srank %d left (its connection closed)", what().c_str(),
+                     gone);
     }
     if (r != weftSuccess) {
       __atomic_store_n(block->abort, 1, __ATOMIC_RELAXED);
@@ -173,8 +176,8 @@ weftResult_t enqueueRingCall(weftComm* comm, const Call& call) {
   if (device >= 0 && device != ring.device)
     return setError(weftInvalidUsage,
                     "%s: its buffers are on CUDA device %d, but this communicator's GPU ring runs "
-                    "on device %d (where its first allreduce on a stream was); use one device "
-                    "per communicator",
+                    "on device %d (current when the communicator was created); use one device "
+                    "per communicator, as with NCCL",
                     describeCall(call).c_str(), device, ring.device);
   if (!comm->streamStaging) comm->streamStaging.reset(new StagingPool(rt));
   StagingBlock* block = nullptr;

@@ -42,6 +42,12 @@ verbs=""
 if nm "$lib" 2>/dev/null | grep -q " U ibv_get_device_list"; then verbs=-libverbs; fi
 # ... and librdmacm, for the WEFT_IB_RDMACM connection setup.
 if nm "$lib" 2>/dev/null | grep -q " U rdma_get_devices"; then verbs="-lrdmacm $verbs"; fi
+# ... and a CUDA build's the static CUDA runtime (its stream path and GPU ring).
+cuda=""
+if nm "$lib" 2>/dev/null | grep -q " U cudaGetDeviceCount"; then
+  cudart=$(sed -n 's/^CUDA_cudart_static_LIBRARY:FILEPATH=//p' "$build/CMakeCache.txt")
+  cuda="${cudart:-/usr/local/cuda/lib64/libcudart_static.a} -ldl -lrt"
+fi
 stale=0
 for f in $sources "$lib"; do
   [ "$f" -nt "$bin" ] && stale=1
@@ -51,7 +57,7 @@ if [ ! -x "$bin" ] || [ "$stale" -eq 1 ]; then
   # shellcheck disable=SC2086
   if ! "$cxx" -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
       -D"$macro" -I"$src/include" -I"$src/src" -I"$src" $sources "$lib" \
-      $(pkg-config --libs hwloc) $verbs -lpthread -o "$bin" >"$bin.log" 2>&1; then
+      $(pkg-config --libs hwloc) $verbs $cuda -lpthread -o "$bin" >"$bin.log" 2>&1; then
     echo "FAIL: building the fuzz target failed:"
     tail -20 "$bin.log"
     exit 1

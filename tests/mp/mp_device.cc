@@ -47,6 +47,7 @@ const Group kGroups[] = {
     {"group", mpdev::checkGroup},
     {"badinput", mpdev::checkBadInput},
     {"ring", mpdev::checkRing},
+    {"ringmixed", mpdev::checkRingMixed},
 };
 
 bool selected(const std::string& only, const char* name) {

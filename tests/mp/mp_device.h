@@ -64,6 +64,7 @@ bool checkInterleaved(Ctx& c);  // host and stream calls keep API order
 bool checkGroup(Ctx& c);        // several calls and point-to-point in one group
 bool checkBadInput(Ctx& c);     // refused locally, with the argument named
 bool checkRing(Ctx& c);         // mp_device_ring.cc: the GPU ring's own cases
+bool checkRingMixed(Ctx& c);    // ring and host-staged calls mixed on two streams
 // Rank 1 is killed while every rank's ring kernel runs (kill_rank_test.sh
 // reads the DYING / SURVIVOR-OK / UNEXPECTED lines).
 void ringKill(Ctx& c);

@@ -2,7 +2,8 @@
 // whose "kernel" runs the real ring schedule with one thread per CTA: a call
 // large enough for every CTA and many pieces per CTA, calls on two streams of
 // one communicator with no synchronisation between them (the ring must run
-// them one at a time, in API order, on every rank), pinned host buffers; and,
+// them one at a time, in API order, on every rank), pinned host buffers, a
+// random mix of ring and host-staged calls on two streams; and,
 // as its own run (--die sigkill, driven by kill_rank_test.sh), rank 1 killed
 // while every rank's kernel is moving data: the survivors' calls must fail
 // within a bounded time, their streams must move on.
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -97,6 +99,58 @@ bool checkRing(Ctx& c) {
   if (ok) expectSame(c, "ring, pinned, in place", compareElems(weftInt32, pin, want.data(), n));
   weft::fake::memFree(pin);
   return ok;
+}
+
+// A seeded sequence (the same on every rank) of 40 calls with no
+// synchronisation until the end, over two streams: ring allreduces of random
+// sizes, types and ops, and host-staged calls between them (weftAvg
+// allreduces and allgathers): the ring's kernels and the staged calls must
+// keep API order on the progress thread and never step on each other.
+bool checkRingMixed(Ctx& c) {
+  std::mt19937 rng(20261201);
+  void* streams[2] = {c.stream, weft::fake::streamCreate()};
+  const weftDataType_t types[] = {weftInt32,   weftFloat32, weftInt64,   weftUint8,
+                                  weftFloat16, weftFloat64, weftBfloat16};
+  const weftRedOp_t ops[] = {weftSum, weftProd, weftMax, weftMin, weftAvg};
+  struct Gather {
+    size_t bytes;
+    std::unique_ptr<DevBuf> send, recv;
+    std::vector<unsigned char> want;
+  };
+  std::vector<std::unique_ptr<RingCase>> reduces;
+  std::vector<Gather> gathers;
+  bool ok = true;
+  for (int i = 0; i < 40 && ok; ++i) {
+    void* stream = streams[rng() % 2];
+    const size_t count = 1 + rng() % 200000;
+    if (rng() % 4 == 0) {
+      Gather g;
+      g.bytes = count;
+      g.send.reset(new DevBuf(g.bytes));
+      g.recv.reset(new DevBuf(g.bytes * c.nranks));
+      g.want.resize(g.bytes * c.nranks);
+      for (int r = 0; r < c.nranks; ++r)
+        mp::fillPattern(&g.want[r * g.bytes], g.bytes, mp::seedOf(r, count, i));
+      g.send->upload(&g.want[c.rank * g.bytes]);
+      ok = callOk(c, "allgather between ring calls",
+                  weftAllGather(g.send->p(), g.recv->p(), g.bytes, weftUint8, c.comm, stream));
+      gathers.push_back(std::move(g));
+      continue;
+    }
+    const weftDataType_t dt = types[rng() % 7];
+    weftRedOp_t op = ops[rng() % 5];
+    if (dt != weftInt32 && dt != weftFloat32 && op != weftSum) op = weftMax;  // exact references
+    reduces.push_back(start(c, dt, op, count, stream, rng() % 2 == 0, &ok));
+  }
+  sync(c);
+  weft::fake::streamSync(streams[1]);
+  weft::fake::streamDestroy(streams[1]);
+  if (!ok) return false;
+  for (const auto& rc : reduces) check(c, "mixed sequence", *rc);
+  for (const Gather& g : gathers)
+    expectSame(c, "mixed sequence: allgather x" + std::to_string(g.bytes),
+               compareElems(weftUint8, g.recv->download().data(), g.want.data(), g.want.size()));
+  return true;
 }
 
 void ringKill(Ctx& c) {
