@@ -18,15 +18,6 @@
 
 namespace {
 
-size_t parseBytes(const char* s) {
-  char* end = nullptr;
-  double v = std::strtod(s, &end);
-  if (*end == 'K' || *end == 'k') v *= 1024;
-  if (*end == 'M' || *end == 'm') v *= 1024 * 1024;
-  if (*end == 'G' || *end == 'g') v *= 1024.0 * 1024 * 1024;
-  return static_cast<size_t>(v);
-}
-
 template <typename F>
 double secondsPerIteration(int iters, F body) {
   cudaEvent_t start, stop;
@@ -52,7 +43,7 @@ int main(int argc, char** argv) {
     std::printf("SKIPPED: %s\n", why.c_str());
     return 0;
   }
-  const size_t bytes = argc > 1 ? parseBytes(argv[1]) : size_t{256} << 20;
+  const size_t bytes = argc > 1 ? gpu_test::parseBytes(argv[1]) : size_t{256} << 20;
   const int iters = argc > 2 ? std::atoi(argv[2]) : 20;
   const int ranks = argc > 3 ? std::atoi(argv[3]) : 4;
   const size_t count = bytes / sizeof(float);

@@ -26,15 +26,6 @@
 
 namespace {
 
-size_t parseBytes(const char* s) {
-  char* end = nullptr;
-  double v = std::strtod(s, &end);
-  if (*end == 'K' || *end == 'k') v *= 1024;
-  if (*end == 'M' || *end == 'm') v *= 1024 * 1024;
-  if (*end == 'G' || *end == 'g') v *= 1024.0 * 1024 * 1024;
-  return static_cast<size_t>(v);
-}
-
 [[noreturn]] void die(const std::string& what) {
   std::printf("error: %s\n", what.c_str());
   std::exit(1);
@@ -61,7 +52,7 @@ int main(int argc, char** argv) {
     std::printf("SKIPPED: %s\n", why.c_str());
     return 0;
   }
-  const size_t bytes = argc > 1 ? parseBytes(argv[1]) : size_t{64} << 20;
+  const size_t bytes = argc > 1 ? gpu_test::parseBytes(argv[1]) : size_t{64} << 20;
   const int n = argc > 2 ? std::atoi(argv[2]) : 8192;
   const int gemms = argc > 3 ? std::atoi(argv[3]) : 10;
   const int allreduces = argc > 4 ? std::atoi(argv[4]) : 10;

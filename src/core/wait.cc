@@ -1,6 +1,9 @@
 // Deadline and Backoff (see wait.h).
 #include "core/wait.h"
 
+#include <sched.h>
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "core/config.h"
@@ -39,6 +42,19 @@ Backoff::Step Backoff::next() {
   // to run during the yields, and an idle wait stops burning CPU after that.
   if (idleUs < spinUs_ + kYieldUs) return Step::kYield;
   return Step::kSleep;
+}
+
+void Backoff::pause() {
+  switch (next()) {
+    case Step::kSpin:
+      break;
+    case Step::kYield:
+      sched_yield();
+      break;
+    case Step::kSleep:
+      usleep(50);
+      break;
+  }
 }
 
 }  // namespace weft

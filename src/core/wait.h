@@ -34,6 +34,9 @@ class Backoff {
   enum class Step { kSpin, kYield, kSleep };
   explicit Backoff(int64_t spinUs);
   Step next();  // call after an idle iteration
+  // For loops that poll memory written by another agent (a stream, a GPU) and
+  // have no fd to sleep on: next(), then spin on, yield, or sleep 50 us.
+  void pause();
   void reset() { idleSince_ = Clock::time_point::min(); }
 
  private:

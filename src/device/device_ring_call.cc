@@ -83,20 +83,18 @@ weftResult_t waitKernel(weftComm* comm, StagingBlock* block, uint32_t gen, const
       __atomic_store_n(block->abort, 1, __ATOMIC_RELAXED);
       return r;
     }
-    switch (backoff.next()) {
-      case Backoff::Step::kSpin:
-        break;
-      case Backoff::Step::kYield:
-        sched_yield();
-        break;
-      case Backoff::Step::kSleep:
-        usleep(50);
-        break;
-    }
+    backoff.pause();
   }
-  // Nothing of the block may be read from here on: once "freed" is raised,
-  // the next call may take it. (A CTA ends early only when the abort word was
-  // raised, which only this thread does, after giving up on the call.)
+  // The block is still ours (held until watchRingCall lets it go), and what
+  // the kernel wrote is visible (its stream raised "freed" after it). A CTA
+  // ends early only on the abort word, which only this thread raises, after
+  // giving up: anything else is a weft bug.
+  const auto* args = reinterpret_cast<const dev::RingCall*>(block->data);
+  for (int c = 0; c < args->nctas; ++c)
+    if (args->status[c] != dev::kRingCtaDone)
+      return setError(weftInternalError,
+                      "rank %d: %s on the GPU ring: CTA %d of the kernel ended with status %d",
+                      comm->rank, describeCall(call).c_str(), c, args->status[c]);
   return weftSuccess;
 }
 
@@ -109,6 +107,7 @@ weftResult_t watchRingCall(weftComm* comm, const Call& call, StagingBlock* block
   // is visible to the kernel that this lets start.
   __atomic_store_n(block->done, gen, __ATOMIC_RELEASE);
   if (r == weftSuccess) r = waitKernel(comm, block, gen, call);
+  comm->streamStaging->unhold(block);  // the last touch of the block (staging_pool.h)
   if (r != weftSuccess)
     comm->markBroken(r, lastError() + " (a call on a CUDA stream; its outputs are undefined)");
   return r;
@@ -181,7 +180,8 @@ weftResult_t enqueueRingCall(weftComm* comm, const Call& call) {
                     describeCall(call).c_str(), device, ring.device);
   if (!comm->streamStaging) comm->streamStaging.reset(new StagingPool(rt));
   StagingBlock* block = nullptr;
-  WEFT_CHECK(comm->streamStaging->acquire(sizeof(dev::RingCall), &block));
+  // Held: the watch below reads the block's "freed" (staging_pool.h).
+  WEFT_CHECK(comm->streamStaging->acquire(sizeof(dev::RingCall), &block, true));
   auto* args = reinterpret_cast<dev::RingCall*>(block->data);
   uint64_t msgs[kMaxP2pChannels] = {};
   weftResult_t r = fillArgs(comm, call, block, args, msgs);

@@ -28,11 +28,17 @@ StagingPool::~StagingPool() { shutdown(Clock::now()); }
 
 bool StagingPool::isFree(const StagingBlock* b) const {
   // Acquire pairs with the stream's write of `freed`, which follows its last
-  // read of the block: what we do with the block next happens after it.
+  // read of the block (and with unhold, after the watch's last read): what we
+  // do with the block next happens after both.
+  if (b->held.load(std::memory_order_acquire)) return false;
   return flagReached(__atomic_load_n(b->freed, __ATOMIC_ACQUIRE), b->gen);
 }
 
-weftResult_t StagingPool::acquire(size_t bytes, StagingBlock** block) {
+void StagingPool::unhold(StagingBlock* block) {
+  block->held.store(false, std::memory_order_release);
+}
+
+weftResult_t StagingPool::acquire(size_t bytes, StagingBlock** block, bool hold) {
   std::lock_guard<std::mutex> lock(mu_);
   StagingBlock* best = nullptr;
   size_t idleSmall = 0;
@@ -62,6 +68,7 @@ weftResult_t StagingPool::acquire(size_t bytes, StagingBlock** block) {
   }
   ++best->gen;
   *best->abort = 0;  // no kernel reads it: the block's last use is over (freed)
+  best->held.store(hold, std::memory_order_relaxed);
   *block = best;
   return weftSuccess;
 }
@@ -88,6 +95,7 @@ weftResult_t StagingPool::grow(size_t bytes, StagingBlock** block) {
 void StagingPool::release(StagingBlock* block) {
   std::lock_guard<std::mutex> lock(mu_);
   --block->gen;
+  block->held.store(false, std::memory_order_relaxed);
 }
 
 void StagingPool::abandon(StagingBlock* block) {

@@ -10,7 +10,10 @@
 //   freed  written by the stream  (results copied out) read by the pool
 // and a fourth word, `abort`, for calls of the GPU-driven ring (device_ring.h):
 // zeroed at each acquire, raised by the progress thread or the shutdown to
-// make the call's kernel give up; its kernel polls it.
+// make the call's kernel give up; its kernel polls it. A ring call's block is
+// also `held` by its progress-thread watch, which reads `freed` itself: the
+// pool neither reuses nor frees a held block, even once freed, until the
+// watch lets it go (unhold), so the watch never reads freed memory.
 // Flags only grow (cyclically), so no reset is needed between uses and a
 // stale value can never look like the current use. A block is reused only
 // once freed == gen: after the stream's last touch of it. When the pool shuts
@@ -18,6 +21,7 @@
 // which frees it once the stream raised its `freed`.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -34,6 +38,7 @@ struct StagingBlock {
   uint32_t* done = nullptr;
   uint32_t* freed = nullptr;
   int* abort = nullptr;
+  std::atomic<bool> held{false};  // see above: set by acquire(.., hold), cleared by unhold
   char* data = nullptr;
   size_t capacity = 0;
   uint32_t gen = 0;  // the current (or last) use
@@ -46,8 +51,11 @@ class StagingPool {
   StagingPool(const StagingPool&) = delete;
   StagingPool& operator=(const StagingPool&) = delete;
 
-  // A free block of at least `bytes`, its gen already advanced for this use.
-  weftResult_t acquire(size_t bytes, StagingBlock** block);
+  // A free block of at least `bytes`, its gen already advanced for this use;
+  // `hold`: held until unhold.
+  weftResult_t acquire(size_t bytes, StagingBlock** block, bool hold = false);
+  // Lets the pool reuse or free a held block once its stream raised "freed".
+  void unhold(StagingBlock* block);
   // Gives back a block acquired for a use that enqueued nothing: its gen goes
   // back to its last use, whose "freed" it already has.
   void release(StagingBlock* block);

@@ -50,16 +50,7 @@ weftResult_t waitStreamReady(weftComm* comm, const StagingBlock* block, uint32_t
                       "rank %d: %s on a stream: the communicator broke before the stream reached "
                       "the call",
                       comm->rank, describeCall(first).c_str());
-    switch (backoff.next()) {
-      case Backoff::Step::kSpin:
-        break;
-      case Backoff::Step::kYield:
-        sched_yield();
-        break;
-      case Backoff::Step::kSleep:
-        usleep(50);
-        break;
-    }
+    backoff.pause();
   }
   return weftSuccess;
 }

@@ -7,12 +7,23 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "weft/device/channel.h"
 
 namespace gpu_test {
+
+// "256M" -> bytes (K/M/G are powers of 1024), for the GPU tools' arguments.
+inline size_t parseBytes(const char* s) {
+  char* end = nullptr;
+  double v = std::strtod(s, &end);
+  if (*end == 'K' || *end == 'k') v *= 1024;
+  if (*end == 'M' || *end == 'm') v *= 1024 * 1024;
+  if (*end == 'G' || *end == 'g') v *= 1024.0 * 1024 * 1024;
+  return static_cast<size_t>(v);
+}
 
 // Empty when a GPU can be used; otherwise why not (for "SKIPPED: ...").
 inline std::string whyNoGpu() {
