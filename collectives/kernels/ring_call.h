@@ -1,21 +1,25 @@
-// One allreduce of the GPU-driven ring between processes, as the kernel sees
-// it: the argument block the host writes into pinned memory before the stream
-// lets the kernel start (src/device/device_ring.h), and what each CTA does
-// with it. Host-device code: the CUDA kernel (ring_kernel.cu) and the fake
-// CUDA of the tests (threads as CTAs) run this same function.
+// One collective (allreduce, allgather or reduce-scatter) of the GPU-driven
+// ring between processes, as the kernel sees it: the argument block the host
+// writes into pinned memory before the stream lets the kernel start
+// (src/device/device_ring.h), and what each CTA does with it. Host-device
+// code: the CUDA kernel (ring_call_kernel.cu) and the fake CUDA of the tests
+// (threads as CTAs) run this same function.
 //
-// The buffer is cut into one contiguous share per CTA; CTA c runs the ring
-// schedule of ring_allreduce_schedule.h on its share over its own pair of
-// channels (send[c] to rank + 1, recv[c] from rank - 1), so CTAs never share
-// a FIFO. Message numbers continue from call to call: the host keeps, per
-// CTA, the number of messages its channels carried so far (seq[c]) and adds
-// ringMessages() of each call, which every rank computes alike.
+// The buffer (allgather, reduce-scatter: every rank's block alike) is cut
+// into one contiguous share per CTA; CTA c runs the ring schedule
+// (ring_allreduce_schedule.h, ring_block_schedule.h) on its share over its
+// own pair of channels (send[c] to the next position, recv[c] from the
+// previous one), so CTAs never share a FIFO. Message numbers continue from
+// call to call: the host keeps, per CTA, the number of messages its channels
+// carried so far (seq[c]) and adds ringCallMessages() of each call, which
+// every rank computes alike.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 #include "collectives/kernels/ring_allreduce_schedule.h"
+#include "collectives/kernels/ring_block_schedule.h"
 
 namespace weft {
 namespace dev {
@@ -24,15 +28,20 @@ constexpr int kMaxRingCtas = 32;
 constexpr int32_t kRingCtaDone = 1;
 constexpr int32_t kRingCtaAborted = 2;
 
+enum RingKind : int32_t { kRingAllReduce = 0, kRingAllGather = 1, kRingReduceScatter = 2 };
+
 struct RingCall {
   const void* in;  // device-visible addresses
   void* out;
-  uint64_t count;  // elements
-  int32_t rank;
+  uint64_t count;  // elements (allgather, reduce-scatter: of one rank's block)
+  int32_t rank;    // our ring position
   int32_t nranks;
   int32_t nctas;
   int32_t elemBytes;
-  const int* abort;  // the call's abort word (device-visible): non-zero stops every wait
+  int32_t kind;  // RingKind
+  int32_t pad;
+  const int* abort;       // the call's abort word (device-visible): non-zero stops every wait
+  const int32_t* rankAt;  // [position] -> rank (device-visible; allgather, reduce-scatter)
   uint64_t seq[kMaxRingCtas];
   Channel send[kMaxRingCtas];
   Channel recv[kMaxRingCtas];
@@ -64,9 +73,18 @@ WEFT_HD uint64_t ringMessages(uint64_t count, int nranks, uint32_t slotBytes, in
   return pieces * (2 * n - 2);
 }
 
+// The messages of one CTA's share (`count` elements of it) of a call of `kind`.
+WEFT_HD uint64_t ringCallMessages(int32_t kind, uint64_t count, int nranks, uint32_t slotBytes,
+                                  int elemBytes) {
+  return kind == kRingAllReduce ? ringMessages(count, nranks, slotBytes, elemBytes)
+                                : ringBlockMessages(count, nranks, slotBytes, elemBytes);
+}
+
 // What CTA `c` of the kernel does. The abort word is checked first, so a call
 // that the host gave up before the stream reached it touches no FIFO.
-template <typename T, typename Op, typename Lanes>
+// `Kind` >= 0 compiles only that kind's schedule (the CUDA kernels, one per
+// kind, keep their code small); -1 follows call->kind (host threads).
+template <typename T, typename Op, int Kind = -1, typename Lanes>
 WEFT_HD void runRingCta(RingCall* call, int c, const Lanes& lanes, int* shared) {
   bool ok = loadRelaxed(call->abort) == 0;
   lanes.sync();  // every lane has read the abort word before lane 0 may write status
@@ -74,9 +92,18 @@ WEFT_HD void runRingCta(RingCall* call, int c, const Lanes& lanes, int* shared) 
     uint64_t begin = 0, len = 0;
     ringCtaShare(call->count, call->nctas, c, &begin, &len);
     RingArgs ring{call->rank, call->nranks, call->send[c], call->recv[c], call->seq[c]};
-    ok = ringAllreduce<T, Op>(static_cast<const T*>(call->in) + begin,
-                              static_cast<T*>(call->out) + begin, static_cast<size_t>(len), ring,
-                              lanes, shared);
+    const T* in = static_cast<const T*>(call->in) + begin;
+    T* out = static_cast<T*>(call->out) + begin;
+    const size_t n = static_cast<size_t>(len), stride = static_cast<size_t>(call->count);
+    const int32_t kind = Kind >= 0 ? Kind : call->kind;
+    if constexpr (Kind < 0 || Kind == kRingAllGather)
+      if (kind == kRingAllGather)
+        ok = ringAllgather<T>(in, out, n, stride, call->rankAt, ring, lanes, shared);
+    if constexpr (Kind < 0 || Kind == kRingReduceScatter)
+      if (kind == kRingReduceScatter)
+        ok = ringReduceScatter<T, Op>(in, out, n, stride, call->rankAt, ring, lanes, shared);
+    if constexpr (Kind < 0 || Kind == kRingAllReduce)
+      if (kind == kRingAllReduce) ok = ringAllreduce<T, Op>(in, out, n, ring, lanes, shared);
   }
   if (lanes.index() == 0) call->status[c] = ok ? kRingCtaDone : kRingCtaAborted;
 }

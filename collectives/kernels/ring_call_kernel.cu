@@ -1,8 +1,13 @@
-// The GPU ring's kernel as libweft launches it for an allreduce on a stream
-// (src/device/device_ring.h): CTA c runs runRingCta (ring_call.h) on its
-// share, over channels whose FIFOs live in this GPU's memory and in the ring
-// neighbours' (mapped through CUDA IPC). Instantiated for every datatype and
-// for sum, prod, max and min: 40 kernels, each one small schedule.
+// The GPU ring's kernel as libweft launches it for an allreduce, allgather or
+// reduce-scatter on a stream (src/device/device_ring.h): CTA c runs
+// runRingCta (ring_call.h) on its share, over channels whose FIFOs live in
+// this GPU's memory and in the ring neighbours' (mapped through CUDA IPC), or
+// in pinned host memory that the host proxy serves. Instantiated per kind:
+// allreduce and reduce-scatter for every datatype with sum, prod, max and
+// min, allgather (which reduces nothing) once per datatype: 90 kernels, each
+// holding one schedule, so that none carries the registers of another kind's
+// (nvcc takes about 47 s for this file on a 2-core CI machine, 29 s when it
+// held allreduce alone).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -20,7 +25,7 @@ constexpr int kThreads = 512;
 // The argument block lives in pinned host memory: the CTA reads it once into
 // shared memory (word by word, all threads) instead of every thread reading
 // its channels across PCIe; only the abort word is polled where it is.
-template <typename T, typename Op>
+template <typename T, typename Op, int Kind>
 __global__ void __launch_bounds__(kThreads) ringCallKernel(dev::RingCall* call) {
   __shared__ dev::RingCall local;
   __shared__ int shared;
@@ -30,24 +35,24 @@ __global__ void __launch_bounds__(kThreads) ringCallKernel(dev::RingCall* call) 
     to[i] = from[i];
   __syncthreads();
   const int c = static_cast<int>(blockIdx.x);
-  dev::runRingCta<T, StoredOp<T, Op>>(&local, c, dev::BlockLanes{}, &shared);
+  dev::runRingCta<T, StoredOp<T, Op>, Kind>(&local, c, dev::BlockLanes{}, &shared);
   if (threadIdx.x == 0) call->status[c] = local.status[c];
 }
 
-template <typename T>
+template <typename T, int Kind>
 cudaError_t launchOp(weftRedOp_t op, dev::RingCall* call, int nctas, cudaStream_t stream) {
   switch (op) {
     case weftSum:
-      ringCallKernel<T, dev::OpSum><<<nctas, kThreads, 0, stream>>>(call);
+      ringCallKernel<T, dev::OpSum, Kind><<<nctas, kThreads, 0, stream>>>(call);
       break;
     case weftProd:
-      ringCallKernel<T, dev::OpProd><<<nctas, kThreads, 0, stream>>>(call);
+      ringCallKernel<T, dev::OpProd, Kind><<<nctas, kThreads, 0, stream>>>(call);
       break;
     case weftMax:
-      ringCallKernel<T, dev::OpMax><<<nctas, kThreads, 0, stream>>>(call);
+      ringCallKernel<T, dev::OpMax, Kind><<<nctas, kThreads, 0, stream>>>(call);
       break;
     case weftMin:
-      ringCallKernel<T, dev::OpMin><<<nctas, kThreads, 0, stream>>>(call);
+      ringCallKernel<T, dev::OpMin, Kind><<<nctas, kThreads, 0, stream>>>(call);
       break;
     default:
       return cudaErrorInvalidValue;
@@ -55,32 +60,48 @@ cudaError_t launchOp(weftRedOp_t op, dev::RingCall* call, int nctas, cudaStream_
   return cudaGetLastError();
 }
 
+template <typename T>
+cudaError_t launchKind(int32_t kind, weftRedOp_t op, dev::RingCall* call, int nctas,
+                       cudaStream_t stream) {
+  switch (kind) {
+    case dev::kRingAllReduce:
+      return launchOp<T, dev::kRingAllReduce>(op, call, nctas, stream);
+    case dev::kRingReduceScatter:
+      return launchOp<T, dev::kRingReduceScatter>(op, call, nctas, stream);
+    case dev::kRingAllGather:  // no reduction: one kernel per datatype
+      ringCallKernel<T, dev::OpSum, dev::kRingAllGather><<<nctas, kThreads, 0, stream>>>(call);
+      return cudaGetLastError();
+    default:
+      return cudaErrorInvalidValue;
+  }
+}
+
 }  // namespace
 
-// `call` is the device address of the pinned argument block.
-cudaError_t launchRingCall(weftDataType_t type, weftRedOp_t op, dev::RingCall* call, int nctas,
-                           cudaStream_t stream) {
+// `call` is the device address of the pinned argument block; `kind` its kind.
+cudaError_t launchRingCall(int32_t kind, weftDataType_t type, weftRedOp_t op, dev::RingCall* call,
+                           int nctas, cudaStream_t stream) {
   switch (type) {
     case weftInt8:
-      return launchOp<int8_t>(op, call, nctas, stream);
+      return launchKind<int8_t>(kind, op, call, nctas, stream);
     case weftUint8:
-      return launchOp<uint8_t>(op, call, nctas, stream);
+      return launchKind<uint8_t>(kind, op, call, nctas, stream);
     case weftInt32:
-      return launchOp<int32_t>(op, call, nctas, stream);
+      return launchKind<int32_t>(kind, op, call, nctas, stream);
     case weftUint32:
-      return launchOp<uint32_t>(op, call, nctas, stream);
+      return launchKind<uint32_t>(kind, op, call, nctas, stream);
     case weftInt64:
-      return launchOp<int64_t>(op, call, nctas, stream);
+      return launchKind<int64_t>(kind, op, call, nctas, stream);
     case weftUint64:
-      return launchOp<uint64_t>(op, call, nctas, stream);
+      return launchKind<uint64_t>(kind, op, call, nctas, stream);
     case weftFloat16:
-      return launchOp<__half>(op, call, nctas, stream);
+      return launchKind<__half>(kind, op, call, nctas, stream);
     case weftBfloat16:
-      return launchOp<__nv_bfloat16>(op, call, nctas, stream);
+      return launchKind<__nv_bfloat16>(kind, op, call, nctas, stream);
     case weftFloat32:
-      return launchOp<float>(op, call, nctas, stream);
+      return launchKind<float>(kind, op, call, nctas, stream);
     case weftFloat64:
-      return launchOp<double>(op, call, nctas, stream);
+      return launchKind<double>(kind, op, call, nctas, stream);
     default:
       return cudaErrorInvalidValue;
   }

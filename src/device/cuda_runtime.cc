@@ -31,8 +31,8 @@ namespace weft {
 
 cudaError_t launchWaitFlagKernel(const uint32_t* deviceFlag, uint32_t value, cudaStream_t stream);
 namespace cuda {
-cudaError_t launchRingCall(weftDataType_t type, weftRedOp_t op, dev::RingCall* call, int nctas,
-                           cudaStream_t stream);  // ring_call_kernel.cu
+cudaError_t launchRingCall(int32_t kind, weftDataType_t type, weftRedOp_t op, dev::RingCall* call,
+                           int nctas, cudaStream_t stream);  // ring_call_kernel.cu
 }
 
 namespace {
@@ -302,9 +302,9 @@ class CudaRuntime : public DeviceRuntime {
                           void* stream) override {
     const void* d = nullptr;
     WEFT_CHECK(deviceAddress(call, &d));
-    cudaError_t rc =
-        cuda::launchRingCall(type, op, static_cast<dev::RingCall*>(const_cast<void*>(d)), nctas,
-                             static_cast<cudaStream_t>(stream));
+    cudaError_t rc = cuda::launchRingCall(call->kind, type, op,
+                                          static_cast<dev::RingCall*>(const_cast<void*>(d)), nctas,
+                                          static_cast<cudaStream_t>(stream));
     return rc == cudaSuccess ? weftSuccess : cudaFailed("launching the GPU ring kernel", rc);
   }
 

@@ -1,4 +1,4 @@
-// One allreduce on the GPU ring (device_ring.h): its argument block, its
+// One collective on the GPU ring (device_ring.h): its argument block, its
 // stream operations, and the progress thread's watch over its kernel.
 #include <sys/socket.h>
 #include <unistd.h>
@@ -14,11 +14,16 @@
 #include "device/device_ring.h"
 #include "device/stream_run.h"
 #include "transports/p2p/p2p_layout.h"
+#include "transports/p2p/p2p_ring.h"
 
 namespace weft {
 namespace {
 
 static_assert(kMaxP2pChannels == dev::kMaxRingCtas, "one p2p channel per CTA");
+
+struct RingEnd {
+  uint64_t seq[kMaxP2pChannels];
+};
 
 // A CTA is worth its launch from this many bytes of the call on.
 constexpr uint64_t kCtaMinBytes = 256 << 10;
@@ -44,19 +49,30 @@ int departedPeer(weftComm* comm) {
   return -1;
 }
 
-// Waits until the kernel finished (the stream raised "freed"). Any reason to
-// give up raises the call's abort word first, so that the kernel stops.
+// Waits until the kernel finished (the stream raised "freed") and, across
+// nodes, until the host proxy moved every message of the call (the kernel may
+// finish before its last messages left the outbox). Any reason to give up
+// raises the call's abort word first, so that the kernel stops.
 weftResult_t waitKernel(weftComm* comm, StagingBlock* block, uint32_t gen, const Call& call) {
   Deadline deadline = Deadline::after(comm->config.timeoutSec);
   Backoff backoff(comm->config.spinUs);
   Clock::time_point nextPeek = Clock::now();
   weftResult_t r = weftSuccess;
-  while (!flagReached(__atomic_load_n(block->freed, __ATOMIC_ACQUIRE), gen)) {
+  RingProxy& proxy = comm->p2pRing.proxy;
+  const bool proxied = proxy.active();
+  for (;;) {
+    bool moved = false;
+    if (proxied) r = proxy.pump(&moved);
+    const bool finished = flagReached(__atomic_load_n(block->freed, __ATOMIC_ACQUIRE), gen) &&
+                          (!proxied || proxy.callDone());
+    if (r == weftSuccess && finished) break;
     auto what = [&] {
       return "rank " + std::to_string(comm->rank) + ": " + describeCall(call) +
              " on the GPU ring: ";
     };
-    if (comm->aborted.load(std::memory_order_relaxed)) {
+    if (r != weftSuccess) {
+      r = setError(r, "%sthe host proxy: %s", what().c_str(), lastError().c_str());
+    } else if (comm->aborted.load(std::memory_order_relaxed)) {
       r = setError(weftInvalidUsage, "%scomm was aborted", what().c_str());
     } else if (deadline.expired()) {
       r = setError(weftTimeout, "%sthe kernel did not finish within WEFT_TIMEOUT=%g s",
@@ -83,7 +99,12 @@ weftResult_t waitKernel(weftComm* comm, StagingBlock* block, uint32_t gen, const
       __atomic_store_n(block->abort, 1, __ATOMIC_RELAXED);
       return r;
     }
-    backoff.pause();
+    if (moved) {  // WEFT_TIMEOUT bounds a stall, not a long call that keeps moving
+      backoff.reset();
+      deadline = Deadline::after(comm->config.timeoutSec);
+    } else {
+      backoff.pause();
+    }
   }
   // The block is still ours (held until watchRingCall lets it go), and what
   // the kernel wrote is visible (its stream raised "freed" after it). A CTA
@@ -99,7 +120,10 @@ weftResult_t waitKernel(weftComm* comm, StagingBlock* block, uint32_t gen, const
 }
 
 // The progress thread's part, in API order with every other call.
-weftResult_t watchRingCall(weftComm* comm, const Call& call, StagingBlock* block, uint32_t gen) {
+// `end`: each channel's message count once the call is over (the proxy's goal).
+weftResult_t watchRingCall(weftComm* comm, const Call& call, StagingBlock* block, uint32_t gen,
+                           const RingEnd& end) {
+  comm->p2pRing.proxy.beginCall(end.seq);
   weftResult_t r = waitStreamReady(comm, block, gen, call);
   if (r == weftSuccess && comm->config.checkCalls) r = checkCallOnly(comm, call);
   if (r != weftSuccess) __atomic_store_n(block->abort, 1, __ATOMIC_RELAXED);
@@ -121,6 +145,12 @@ weftResult_t deviceAddressOf(const PointerInfo& info, const void* ptr, const voi
   return deviceRuntime()->deviceAddress(ptr, out);
 }
 
+int32_t ringKindOf(CollKind kind) {
+  return kind == CollKind::kAllGather       ? dev::kRingAllGather
+         : kind == CollKind::kReduceScatter ? dev::kRingReduceScatter
+                                            : dev::kRingAllReduce;
+}
+
 // Fills the kernel's argument block for `call`; returns the message count of
 // each channel through msgs.
 weftResult_t fillArgs(weftComm* comm, const Call& call, StagingBlock* block, dev::RingCall* args,
@@ -136,15 +166,21 @@ weftResult_t fillArgs(weftComm* comm, const Call& call, StagingBlock* block, dev
   args->in = in;
   args->out = const_cast<void*>(out);
   args->count = call.args.count;
-  args->rank = comm->rank;
+  args->rank = ring.pos;  // the kernel's place in the ring, not the communicator rank
   args->nranks = comm->nranks;
   args->elemBytes = static_cast<int32_t>(datatypeSize(call.args.datatype));
-  args->nctas = ctasFor(args->count * static_cast<uint64_t>(args->elemBytes), ring.channels);
+  args->kind = ringKindOf(call.kind);
+  // CTAs by the bytes each rank sends: a block-wise collective moves n blocks.
+  const uint64_t moved =
+      args->count * static_cast<uint64_t>(args->elemBytes) *
+      (args->kind == dev::kRingAllReduce ? 1u : static_cast<uint64_t>(comm->nranks));
+  args->nctas = ctasFor(moved, ring.channels);
   args->abort = static_cast<const int*>(abortWord);
+  args->rankAt = ring.rankAtDevice;
   for (int c = 0; c < args->nctas; ++c) {
     uint64_t begin = 0, len = 0;
     dev::ringCtaShare(args->count, args->nctas, c, &begin, &len);
-    msgs[c] = dev::ringMessages(len, comm->nranks, kRingSlotBytes, args->elemBytes);
+    msgs[c] = dev::ringCallMessages(args->kind, len, comm->nranks, kRingSlotBytes, args->elemBytes);
     args->seq[c] = ring.seq[c];
     args->send[c] = ring.send[c];
     args->recv[c] = ring.recv[c];
@@ -163,9 +199,18 @@ int ringDeviceOf(const Call& call) {
 }  // namespace
 
 bool useDeviceRing(weftComm* comm, const Call& call) {
+  if (comm->p2pRing.state != P2pRing::State::kOn || call.args.count == 0) return false;
   const weftRedOp_t op = call.args.op;
-  return comm->p2pRing.state == P2pRing::State::kOn && call.kind == CollKind::kAllReduce &&
-         call.args.count > 0 && (op == weftSum || op == weftProd || op == weftMax || op == weftMin);
+  const bool ringOp = op == weftSum || op == weftProd || op == weftMax || op == weftMin;
+  switch (call.kind) {
+    case CollKind::kAllGather:
+      return true;
+    case CollKind::kAllReduce:
+    case CollKind::kReduceScatter:
+      return ringOp;
+    default:
+      return false;
+  }
 }
 
 weftResult_t enqueueRingCall(weftComm* comm, const Call& call) {
@@ -205,7 +250,10 @@ weftResult_t enqueueRingCall(weftComm* comm, const Call& call) {
   op(rt->writeFlagAsync(block->ready, gen, stream));
   if (r == weftSuccess) op(rt->waitFlagAsync(block->done, gen, stream));
   if (r == weftSuccess)
-    op(rt->launchRing(call.args.datatype, call.args.op, args, args->nctas, stream));
+    // An allgather reduces nothing: any op's kernel of its datatype runs it.
+    op(rt->launchRing(call.args.datatype,
+                      call.kind == CollKind::kAllGather ? weftSum : call.args.op, args, args->nctas,
+                      stream));
   if (r == weftSuccess) op(rt->writeFlagAsync(block->freed, gen, stream));
   rt->endEnqueue(saved);
   if (r != weftSuccess) {
@@ -221,10 +269,11 @@ weftResult_t enqueueRingCall(weftComm* comm, const Call& call) {
     comm->streamStaging->abandon(block);
     return r;
   }
-  for (int c = 0; c < args->nctas; ++c) ring.seq[c] += msgs[c];
+  RingEnd end;
+  for (int c = 0; c < kMaxP2pChannels; ++c) end.seq[c] = ring.seq[c] += msgs[c];
   auto* req = new weftRequest();
   req->detached = true;  // nobody waits for it: the stream does
-  req->work = [comm, call, block, gen] { return watchRingCall(comm, call, block, gen); };
+  req->work = [comm, call, block, gen, end] { return watchRingCall(comm, call, block, gen, end); };
   comm->progress.submit(req);
   return weftSuccess;
 }

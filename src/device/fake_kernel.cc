@@ -58,8 +58,11 @@ template <typename T, typename Op>
 void runCtas(dev::RingCall* call, int nctas) {
   dev::RingCall local = *call;
   const size_t bytes = call->count * sizeof(T);
-  local.in = view(call->in, bytes);
-  local.out = view(call->out, bytes);
+  const size_t all = bytes * static_cast<size_t>(call->nranks);  // every rank's block
+  local.in = view(call->in, call->kind == dev::kRingReduceScatter ? all : bytes);
+  local.out = view(call->out, call->kind == dev::kRingAllGather ? all : bytes);
+  if (call->rankAt != nullptr)
+    local.rankAt = view(call->rankAt, sizeof(int32_t) * static_cast<size_t>(call->nranks));
   for (int c = 0; c < nctas; ++c) {
     viewChannel(&local.send[c]);
     viewChannel(&local.recv[c]);

@@ -1,7 +1,8 @@
 // The CUDA stream path of weft.h on a real GPU: two ranks of one process
 // (weftCommInitAll) sharing the GPU, each with its own cudaStream_t, run
-// allreduce on cudaMalloc buffers for every datatype and op and check the
-// results against the exact references of tests/mp/mp_values.h; then a
+// allreduce (and allgather, reduce-scatter) on cudaMalloc buffers for every
+// datatype and op and check the results against the exact references of
+// tests/mp/mp_values.h; then a
 // pinned-buffer call, several calls in flight, and the refusal of device
 // memory on the host path. One thread drives both ranks: calls on a stream
 // return without waiting, so it needs no group. Where no GPU is visible every
@@ -68,6 +69,49 @@ class GpuStream : public ::testing::Test {
     if (err.empty() && async != weftSuccess) err = "async error set";
     return err;
   }
+  // Reduce-scatter of `count` elements per rank (or, with gather, an
+  // allgather of `count` per rank) on both ranks; "" or the first mismatch.
+  std::string blocks(bool gather, weftDataType_t dt, weftRedOp_t op, size_t count) {
+    const size_t b = count * mp::dtSize(dt), all = b * kRanks;
+    void* send[kRanks] = {};
+    void* recv[kRanks] = {};
+    std::vector<unsigned char> in(all), want(all), got(all);
+    std::string err;
+    for (int r = 0; r < kRanks; ++r) {
+      cudaMalloc(&send[r], gather ? b : all);
+      cudaMalloc(&recv[r], gather ? all : b);
+      if (gather) {
+        mp::fillPattern(&want[r * b], b, mp::seedOf(r, count, 3));
+        cudaMemcpy(send[r], &want[r * b], b, cudaMemcpyHostToDevice);
+      } else {
+        mp::fillReduceInput(dt, op, r, 0, count * kRanks, in.data());
+        cudaMemcpy(send[r], in.data(), all, cudaMemcpyHostToDevice);
+      }
+    }
+    for (int r = 0; r < kRanks && err.empty(); ++r) {
+      const weftResult_t rc =
+          gather ? weftAllGather(send[r], recv[r], count, dt, comms_[r], streams_[r])
+                 : weftReduceScatter(send[r], recv[r], count, dt, op, comms_[r], streams_[r]);
+      if (rc != weftSuccess) err = std::string("call: ") + weftGetLastError(nullptr);
+    }
+    for (int r = 0; r < kRanks; ++r) {
+      cudaStreamSynchronize(streams_[r]);
+      if (gather) {
+        cudaMemcpy(got.data(), recv[r], all, cudaMemcpyDeviceToHost);
+        if (err.empty()) err = mp::compareElems(weftUint8, got.data(), want.data(), all);
+      } else {
+        mp::fillReduceExpected(dt, op, kRanks, count * r, count, want.data());
+        cudaMemcpy(got.data(), recv[r], b, cudaMemcpyDeviceToHost);
+        if (err.empty()) err = mp::compareElems(dt, got.data(), want.data(), count);
+      }
+      cudaFree(send[r]);
+      cudaFree(recv[r]);
+    }
+    weftResult_t async = weftSuccess;
+    weftCommGetAsyncError(comms_[0], &async);
+    if (err.empty() && async != weftSuccess) err = "async error set";
+    return err;
+  }
   weftComm_t comms_[kRanks] = {};
   cudaStream_t streams_[kRanks] = {};
 };
@@ -82,6 +126,19 @@ TEST_F(GpuStream, AllReduceEveryTypeAndOp) {
           EXPECT_EQ(err, "") << mp::dtName(dt) << " op " << op << " x" << count
                              << (inPlace ? " in place" : "");
         }
+  }
+}
+
+TEST_F(GpuStream, AllGatherAndReduceScatterEveryType) {
+  for (weftDataType_t dt : mp::kAllTypes) {
+    for (size_t count : {size_t{1}, size_t{1031}, size_t{(1 << 20) + 3}}) {
+      EXPECT_EQ(blocks(true, dt, weftSum, count), "")
+          << "allgather " << mp::dtName(dt) << " x" << count;
+      if (!mp::dtReducible(dt)) continue;
+      for (weftRedOp_t op : mp::kAllOps)
+        EXPECT_EQ(blocks(false, dt, op, count), "")
+            << "reduce-scatter " << mp::dtName(dt) << " op " << op << " x" << count;
+    }
   }
 }
 

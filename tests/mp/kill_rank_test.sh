@@ -1,24 +1,26 @@
 #!/bin/sh
 # A rank dies mid-job: checks what the survivors and weft-run do about it.
-#   kill_rank_test.sh WEFT_RUN MP_KILL NRANKS sigkill|exit|stop
+#   kill_rank_test.sh WEFT_RUN MP_KILL NRANKS sigkill|exit|stop [ARGS...]
 # Runs mp_kill under weft-run with WEFT_TIMEOUT=10 and passes when weft-run
 # exits nonzero (not by its own --timeout), every survivor printed SURVIVOR-OK
 # (its allreduce failed with weftRemoteError/weftTimeout in time) and nothing
 # printed UNEXPECTED. The ranks' own exit codes are nonzero by design, so this
-# script, not the exit status of weft-run, is the test's verdict.
+# script, not the exit status of weft-run, is the test's verdict. ARGS go to
+# MP_KILL after "--die MODE".
 set -u
-if [ $# -ne 4 ]; then
-  echo "usage: $0 WEFT_RUN MP_KILL NRANKS sigkill|exit|stop" >&2
+if [ $# -lt 4 ]; then
+  echo "usage: $0 WEFT_RUN MP_KILL NRANKS sigkill|exit|stop [ARGS...]" >&2
   exit 2
 fi
 weft_run=$1
 mp_kill=$2
 nranks=$3
 mode=$4
+shift 4
 
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-WEFT_TIMEOUT=${WEFT_TIMEOUT:-10} "$weft_run" -n "$nranks" --timeout 60 "$mp_kill" --die "$mode" >"$out" 2>&1
+WEFT_TIMEOUT=${WEFT_TIMEOUT:-10} "$weft_run" -n "$nranks" --timeout 60 "$mp_kill" --die "$mode" "$@" >"$out" 2>&1
 rc=$?
 cat "$out"
 echo "--- weft-run exited with status $rc"

@@ -51,41 +51,6 @@ int usage() {
   return 2;
 }
 
-// The rank this process will have, known before init (weft-run, mpirun).
-int launchRank() {
-  for (const char* var : {"WEFT_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK"})
-    if (const char* v = std::getenv(var)) return std::atoi(v);
-  return -1;
-}
-
-// Sets WEFT_HOSTID from a layout such as "2,2,1"; false with a message on error.
-bool applyLayout(const std::string& layout) {
-  const int rank = launchRank();
-  if (rank < 0) {
-    std::fprintf(stderr, "mp_coll_full: --layout needs the rank before init (WEFT_RANK)\n");
-    return false;
-  }
-  int first = 0, node = 0;
-  size_t pos = 0;
-  while (pos <= layout.size()) {
-    size_t comma = layout.find(',', pos);
-    if (comma == std::string::npos) comma = layout.size();
-    const int size = std::atoi(layout.substr(pos, comma - pos).c_str());
-    if (size <= 0) break;
-    if (rank < first + size) {
-      const std::string id = "mp-layout-node-" + std::to_string(node);
-      setenv("WEFT_HOSTID", id.c_str(), 1);
-      return true;
-    }
-    first += size;
-    ++node;
-    pos = comma + 1;
-  }
-  std::fprintf(stderr, "mp_coll_full: rank %d is not placed by --layout %s\n", rank,
-               layout.c_str());
-  return false;
-}
-
 bool selected(const std::string& only, const char* name) {
   if (only.empty()) return true;
   return ("," + only + ",").find(std::string(",") + name + ",") != std::string::npos;
@@ -116,7 +81,7 @@ int main(int argc, char** argv) {
       return usage();
     }
   }
-  if (!layout.empty() && !applyLayout(layout)) return 2;
+  if (!layout.empty() && !mp::applyLayout(layout, "mp_coll_full")) return 2;
 
   std::string why;
   if (!mp::launchInit(useMpi, &argc, &argv, &job.comm, &why)) {

@@ -1,7 +1,7 @@
 // mp_device: the multi-process test of calls on a CUDA stream, run with the
 // fake CUDA of src/device/fake_runtime.h (no GPU needed): device buffers are
 // PROT_NONE to the host, so weft reading one on the host would crash the
-// rank.  weft-run -n N mp_device [--only G,..] [--peer-abort]
+// rank.  weft-run -n N mp_device [--only G,..] [--layout A,B,..] [--peer-abort]
 // --peer-abort runs only the failure case (give it a short WEFT_TIMEOUT).
 #include <weft/weft.h>
 
@@ -64,6 +64,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
       only = argv[++i];
+    } else if (!std::strcmp(argv[i], "--layout") && i + 1 < argc) {
+      if (!mp::applyLayout(argv[++i], "mp_device")) return 2;
     } else if (!std::strcmp(argv[i], "--peer-abort")) {
       peerAbort = true;
     } else if (!std::strcmp(argv[i], "--die") && i + 1 < argc &&
@@ -71,7 +73,9 @@ int main(int argc, char** argv) {
       ringKill = true;  // kill_rank_test.sh's interface
       ++i;
     } else {
-      std::fprintf(stderr, "usage: mp_device [--only G,..] [--peer-abort] [--die sigkill]\n");
+      std::fprintf(
+          stderr,
+          "usage: mp_device [--only G,..] [--layout A,B,..] [--peer-abort] [--die sigkill]\n");
       return 2;
     }
   }

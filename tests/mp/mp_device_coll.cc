@@ -177,9 +177,8 @@ bool checkCollectives(Ctx& c) {
           for (weftRedOp_t op : allOps) {
             if (!t.allOps && op != weftSum && op != weftMax) continue;
             if (!allReduce(c, t.dt, op, count, inPlace)) return false;
+            if (!reduceScatter(c, t.dt, op, count, inPlace)) return false;
           }
-          weftRedOp_t op = t.allOps ? weftMin : weftSum;
-          if (!reduceScatter(c, t.dt, op, count, inPlace)) return false;
           for (int root : {0, c.nranks - 1})
             if (!reduce(c, t.dt, inPlace ? weftMax : weftSum, count, root, inPlace)) return false;
         }

@@ -1,6 +1,7 @@
 // mp_device: the GPU ring (src/device/device_ring.h) under the fake CUDA,
-// whose "kernel" runs the real ring schedule with one thread per CTA: a call
-// large enough for every CTA and many pieces per CTA, calls on two streams of
+// whose "kernel" runs the real ring schedule with one thread per CTA: calls
+// (allreduce, allgather, reduce-scatter) large enough for every CTA and many
+// pieces per CTA, calls on two streams of
 // one communicator with no synchronisation between them (the ring must run
 // them one at a time, in API order, on every rank), pinned host buffers, a
 // random mix of ring and host-staged calls on two streams; and,
@@ -73,6 +74,32 @@ bool checkRing(Ctx& c) {
   check(c, "ring, every CTA, in place", *big);
   big.reset();
 
+  // Allgather and reduce-scatter of 1M + 3 elements per rank: every CTA,
+  // blocks placed by rank whatever order the ring visits the ranks in.
+  {
+    const size_t per = 1024 * 1024 + 3, b = per * 4, n = static_cast<size_t>(c.nranks);
+    std::vector<unsigned char> all(b * n), in(b * n), want(b);
+    for (int r = 0; r < c.nranks; ++r) mp::fillPattern(&all[r * b], b, mp::seedOf(r, per, 7));
+    DevBuf gsend(b), grecv(b * n);
+    gsend.upload(&all[c.rank * b]);
+    ok = callOk(c, "ring allgather x" + std::to_string(per),
+                weftAllGather(gsend.p(), grecv.p(), per, weftInt32, c.comm, c.stream));
+    mp::fillReduceInput(weftFloat32, weftSum, c.rank, 0, per * n, in.data());
+    mp::fillReduceExpected(weftFloat32, weftSum, c.nranks, per * c.rank, per, want.data());
+    DevBuf rsend(b * n), rrecv(b);
+    rsend.upload(in.data());
+    if (ok)
+      ok = callOk(
+          c, "ring reduce-scatter x" + std::to_string(per),
+          weftReduceScatter(rsend.p(), rrecv.p(), per, weftFloat32, weftSum, c.comm, c.stream));
+    sync(c);
+    if (!ok) return false;
+    expectSame(c, "ring allgather, every CTA",
+               compareElems(weftInt32, grecv.download().data(), all.data(), per * n));
+    expectSame(c, "ring reduce-scatter, every CTA",
+               compareElems(weftFloat32, rrecv.download().data(), want.data(), per));
+  }
+
   // Two streams, no synchronisation in between: the kernels of one
   // communicator run in API order whatever stream they are on.
   void* other = weft::fake::streamCreate();
@@ -102,9 +129,9 @@ bool checkRing(Ctx& c) {
 }
 
 // A seeded sequence (the same on every rank) of 40 calls with no
-// synchronisation until the end, over two streams: ring allreduces of random
-// sizes, types and ops, and host-staged calls between them (weftAvg
-// allreduces and allgathers): the ring's kernels and the staged calls must
+// synchronisation until the end, over two streams: ring allreduces and
+// allgathers of random sizes, types and ops, and host-staged calls between
+// them (weftAvg allreduces): the ring's kernels and the staged calls must
 // keep API order on the progress thread and never step on each other.
 bool checkRingMixed(Ctx& c) {
   std::mt19937 rng(20261201);

@@ -2,6 +2,9 @@
 // compiled only when weft was built with MPI (WEFT_HAVE_MPI).
 #include "mp_launch.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 #ifdef WEFT_HAVE_MPI
 // The C API only: the C++ bindings of Open MPI and MPICH are not linked.
 #define OMPI_SKIP_MPICXX 1
@@ -10,6 +13,43 @@
 #endif
 
 namespace mp {
+
+namespace {
+
+// The rank this process will have, known before init (weft-run, mpirun).
+int launchRank() {
+  for (const char* var : {"WEFT_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK"})
+    if (const char* v = std::getenv(var)) return std::atoi(v);
+  return -1;
+}
+
+}  // namespace
+
+bool applyLayout(const std::string& layout, const char* program) {
+  const int rank = launchRank();
+  if (rank < 0) {
+    std::fprintf(stderr, "%s: --layout needs the rank before init (WEFT_RANK)\n", program);
+    return false;
+  }
+  int first = 0, node = 0;
+  size_t pos = 0;
+  while (pos <= layout.size()) {
+    size_t comma = layout.find(',', pos);
+    if (comma == std::string::npos) comma = layout.size();
+    const int size = std::atoi(layout.substr(pos, comma - pos).c_str());
+    if (size <= 0) break;
+    if (rank < first + size) {
+      const std::string id = "mp-layout-node-" + std::to_string(node);
+      setenv("WEFT_HOSTID", id.c_str(), 1);
+      return true;
+    }
+    first += size;
+    ++node;
+    pos = comma + 1;
+  }
+  std::fprintf(stderr, "%s: rank %d is not placed by --layout %s\n", program, rank, layout.c_str());
+  return false;
+}
 
 bool launchHasMpi() {
 #ifdef WEFT_HAVE_MPI

@@ -15,5 +15,10 @@ bool launchInit(bool useMpi, int* argc, char*** argv, weftComm_t* comm, std::str
 void launchFinalize(bool useMpi);
 // True when this build can run under mpirun.
 bool launchHasMpi();
+// Emulates nodes before init: sets WEFT_HOSTID from a layout such as "2,2,1"
+// (ranks 0-1 on one node, 2-3 on a second, 4 on a third), from the rank the
+// launcher gives (WEFT_RANK, OMPI_COMM_WORLD_RANK, PMI_RANK); false with a
+// message naming `program` on error.
+bool applyLayout(const std::string& layout, const char* program);
 
 }  // namespace mp

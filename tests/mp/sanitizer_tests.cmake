@@ -82,3 +82,10 @@ foreach(case "device.n3||" "device.peer_abort.n3|WEFT_TIMEOUT=8|--peer-abort")
   set_tests_properties(mp-san.${name} PROPERTIES
     TIMEOUT 300 LABELS mp-san ENVIRONMENT "${_san_env};${env}")
 endforeach()
+# The GPU ring across two emulated nodes: the host proxy's frames and credits
+# against the fake kernel's threads, ring channels sharing host streams.
+add_test(NAME mp-san.device.ring.n3.layout2_1
+         COMMAND weft-run -n 3 --timeout 280 $<TARGET_FILE:mp_device> --only ring,ringmixed
+                 --layout 2,1)
+set_tests_properties(mp-san.device.ring.n3.layout2_1 PROPERTIES
+  TIMEOUT 300 LABELS mp-san ENVIRONMENT "${_san_env};WEFT_SOCKET_NSTREAMS=2;WEFT_MAX_CTAS=3")

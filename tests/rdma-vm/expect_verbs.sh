@@ -2,12 +2,13 @@
 # Runs a weft job inside the guest and fails unless it passed *and* every rank
 # really used verbs (an INFO line "verbs on rxe0" per rank), so a silent
 # fallback to TCP can never pass the tier. EXPECT_LOG='extended regex' also
-# requires that many INFO lines to match it (say, proof that zero-copy ran).
+# requires that many INFO lines to match it (say, proof that zero-copy ran);
+# WEFT_DEBUG_SUBSYS (default NET) adds the subsystems that log such lines.
 #   [EXPECT_LOG=RE] expect_verbs.sh NRANKS COMMAND...
 n=$1
 shift
 log=/tmp/expect_verbs.$$
-WEFT_DEBUG=INFO WEFT_DEBUG_SUBSYS=NET "$@" >"$log" 2>&1
+WEFT_DEBUG=INFO WEFT_DEBUG_SUBSYS=${WEFT_DEBUG_SUBSYS:-NET} "$@" >"$log" 2>&1
 rc=$?
 grep -v "WEFT INFO" "$log"
 used=$(grep -c "verbs on rxe0" "$log")

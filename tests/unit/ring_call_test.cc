@@ -1,7 +1,8 @@
 // The GPU ring's per-call arithmetic (collectives/kernels/ring_call.h), on
 // the host: CTA shares cover a call exactly once, and ringMessages is what
 // the schedule really posts, so that message numbers carried from call to
-// call (as src/device/device_ring.h does) keep every rank in step. Ranks
+// call (as src/device/device_ring.h does) keep every rank in step, for
+// allreduce and for the block collectives (allgather, reduce-scatter). Ranks
 // are threads running runRingCta, the code each CTA of the kernel runs.
 #include <gtest/gtest.h>
 
@@ -103,5 +104,103 @@ TEST(RingCall, MessageNumbersCarryAcrossCalls) {
     }
   }
 }
+
+// Allgather and reduce-scatter (ring_block_schedule.h) through runRingCta,
+// with the ring visiting the ranks out of order (rankAt), two CTAs, small
+// slots (many pieces), several calls in a row on the same FIFOs, in place and
+// out of place.
+void runBlockCalls(int32_t kind, bool inPlace) {
+  const uint32_t kSlotBytes = 64;
+  for (int n : {1, 2, 3, 5}) {
+    const int nctas = 2;
+    std::vector<int32_t> rankAt(static_cast<size_t>(n));
+    for (int p = 0; p < n; ++p) rankAt[p] = (p * 2 + 1) % n;  // a permutation for odd n
+    if (n % 2 == 0)
+      for (int p = 0; p < n; ++p) rankAt[p] = n - 1 - p;
+    std::vector<std::unique_ptr<Fifo>> fifos;  // [cta * n + p]: position p -> p + 1
+    for (int i = 0; i < nctas * n; ++i) fifos.push_back(std::make_unique<Fifo>(2, kSlotBytes));
+    uint64_t seq[2] = {0, 0};
+    int abort = 0;
+    for (uint64_t count : {100ull, 1ull, 0ull, 333ull}) {
+      const size_t all = count * static_cast<size_t>(n);
+      // data[p]: the buffer of the rank at position p (n blocks; the input
+      // block, or the output block, as the kind wants); out[p]: its output.
+      std::vector<std::vector<int32_t>> data(n, std::vector<int32_t>(all, -1));
+      std::vector<std::vector<int32_t>> sep(n, std::vector<int32_t>(all, -1));
+      auto value = [](int rank, uint64_t i) { return static_cast<int32_t>(i % 17) * 10 + rank; };
+      std::vector<RingCall> calls(n);
+      for (int p = 0; p < n; ++p) {
+        const int rank = rankAt[p];
+        RingCall& call = calls[p];
+        std::memset(&call, 0, sizeof(call));
+        if (kind == weft::dev::kRingAllGather) {
+          int32_t* block = data[p].data() + static_cast<size_t>(rank) * count;
+          for (uint64_t i = 0; i < count; ++i) block[i] = value(rank, i);
+          call.in = inPlace ? block : sep[p].data();
+          if (!inPlace)
+            for (uint64_t i = 0; i < count; ++i) sep[p][i] = value(rank, i);
+          call.out = data[p].data();
+        } else {
+          for (uint64_t i = 0; i < all; ++i) data[p][i] = value(rank, i);
+          call.in = data[p].data();
+          call.out = inPlace ? data[p].data() + static_cast<size_t>(rank) * count : sep[p].data();
+        }
+        call.count = count;
+        call.rank = p;
+        call.nranks = n;
+        call.nctas = nctas;
+        call.elemBytes = 4;
+        call.kind = kind;
+        call.abort = &abort;
+        call.rankAt = rankAt.data();
+        for (int c = 0; c < nctas; ++c) {
+          call.seq[c] = seq[c];
+          call.send[c] = fifos[c * n + p]->channel(&abort);
+          call.recv[c] = fifos[c * n + (p + n - 1) % n]->channel(&abort);
+        }
+      }
+      std::vector<std::thread> threads;
+      std::vector<int> shared(static_cast<size_t>(n * nctas));
+      for (int p = 0; p < n; ++p)
+        for (int c = 0; c < nctas; ++c)
+          threads.emplace_back([&, p, c] {
+            weft::dev::runRingCta<int32_t, weft::dev::OpSum>(&calls[p], c, weft::dev::HostLanes{},
+                                                             &shared[p * nctas + c]);
+          });
+      for (auto& t : threads) t.join();
+      for (int c = 0; c < nctas; ++c) {
+        uint64_t begin = 0, len = 0;
+        weft::dev::ringCtaShare(count, nctas, c, &begin, &len);
+        seq[c] += weft::dev::ringCallMessages(kind, len, n, kSlotBytes, 4);
+        for (int p = 0; p < n; ++p) {
+          ASSERT_EQ(calls[p].status[c], weft::dev::kRingCtaDone);
+          EXPECT_EQ(fifos[c * n + p]->tail, seq[c]) << n << " ranks, count " << count;
+          EXPECT_EQ(fifos[c * n + p]->head, seq[c]);
+        }
+      }
+      for (int p = 0; p < n; ++p) {
+        const int rank = rankAt[p];
+        if (kind == weft::dev::kRingAllGather) {
+          for (int q = 0; q < n; ++q)
+            for (uint64_t i = 0; i < count; ++i)
+              ASSERT_EQ(data[p][q * count + i], value(q, i))
+                  << n << " ranks, rank " << rank << " block " << q << " element " << i;
+        } else {
+          const int32_t* out = static_cast<const int32_t*>(calls[p].out);
+          for (uint64_t i = 0; i < count; ++i) {
+            int32_t want = 0;
+            for (int q = 0; q < n; ++q) want += value(q, static_cast<uint64_t>(rank) * count + i);
+            ASSERT_EQ(out[i], want) << n << " ranks, rank " << rank << " element " << i;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(RingCall, AllgatherPlacesBlocksByRank) { runBlockCalls(weft::dev::kRingAllGather, false); }
+TEST(RingCall, AllgatherInPlace) { runBlockCalls(weft::dev::kRingAllGather, true); }
+TEST(RingCall, ReduceScatterKeepsOurBlock) { runBlockCalls(weft::dev::kRingReduceScatter, false); }
+TEST(RingCall, ReduceScatterInPlace) { runBlockCalls(weft::dev::kRingReduceScatter, true); }
 
 }  // namespace

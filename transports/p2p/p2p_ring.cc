@@ -38,7 +38,6 @@ void copyText(char (&dst)[N], const std::string& text) {
 
 std::string whyNot(weftComm* comm) {
   if (!comm->config.gpuRing) return "WEFT_GPU_RING=0";
-  if (comm->topo.nnodes > 1) return "its ranks are on several nodes";
   return deviceRuntime()->whyNoRing();
 }
 
@@ -53,10 +52,11 @@ weftResult_t gather(weftComm* comm, const T& mine, std::vector<T>* all) {
 // Two ranks of different processes on one GPU: their kernels would take
 // turns on it (no two contexts run at once without MPS), each ring step
 // waiting a time slice. Ranks of one process share its context: fine.
-std::string sharedGpu(const std::vector<Vote>& votes) {
+std::string sharedGpu(const std::vector<Vote>& votes, const std::vector<RankPlace>& places) {
   for (size_t j = 0; j < votes.size(); ++j)
     for (size_t k = j + 1; k < votes.size(); ++k)
-      if (votes[j].gpu[0] != '\0' && std::strcmp(votes[j].gpu, votes[k].gpu) == 0 &&
+      if (places[j].node == places[k].node && votes[j].gpu[0] != '\0' &&
+          std::strcmp(votes[j].gpu, votes[k].gpu) == 0 &&
           votes[j].memory.pid != votes[k].memory.pid)
         return "ranks " + std::to_string(j) + " and " + std::to_string(k) +
                " are separate processes on one GPU (" + votes[j].gpu +
@@ -69,7 +69,12 @@ void release(P2pRing& ring) {
   if (ring.prev != nullptr && ring.prev != ring.next) rt->closePeer(ring.prev);
   if (ring.next != nullptr) rt->closePeer(ring.next);
   if (ring.mine != nullptr) rt->freeDevice(ring.mine);
-  ring.prev = ring.next = ring.mine = nullptr;
+  if (ring.outbox != nullptr) rt->freePinned(ring.outbox);
+  if (ring.inbox != nullptr) rt->freePinned(ring.inbox);
+  if (ring.rankAt != nullptr) rt->freePinned(ring.rankAt);
+  ring.prev = ring.next = ring.mine = ring.outbox = ring.inbox = nullptr;
+  ring.rankAt = nullptr;
+  ring.rankAtDevice = nullptr;
 }
 
 void turnOff(weftComm* comm, const std::string& why) {
@@ -79,27 +84,114 @@ void turnOff(weftComm* comm, const std::string& why) {
   WEFT_INFO(COLL, "rank %d: allreduce on a stream is host-staged: %s", comm->rank, why.c_str());
 }
 
-// The channels of CTA c once both neighbours' memory is mapped.
-void buildChannels(P2pRing& ring) {
+// Pinned host FIFOs for a network edge (the proxy's side of it), zeroed.
+weftResult_t allocProxyFifos(int channels, void** fifos) {
+  const size_t bytes = ringMemoryBytes(channels);
+  WEFT_CHECK(deviceRuntime()->allocPinned(bytes, fifos));
+  std::memset(*fifos, 0, bytes);
+  return weftSuccess;
+}
+
+// Where a FIFO's pieces sit in a region, at device address `base`.
+void placeFifo(unsigned char* base, size_t at, dev::Channel* ch) {
+  ch->slots = base + at + kRingSlotsOffset;
+  ch->sizes = reinterpret_cast<uint64_t*>(base + at + kRingSizesOffset);
+  ch->tail = reinterpret_cast<uint64_t*>(base + at + kRingTailOffset);
+}
+
+// The channels of CTA c once both neighbours' memory is mapped (or, across
+// nodes, the proxy's FIFOs are allocated).
+weftResult_t buildChannels(P2pRing& ring) {
+  DeviceRuntime* rt = deviceRuntime();
   auto* mine = static_cast<unsigned char*>(ring.mine);
-  auto* next = static_cast<unsigned char*>(ring.next);
-  auto* prev = static_cast<unsigned char*>(ring.prev);
+  unsigned char* outbox = nullptr;  // device addresses of the proxy FIFOs
+  unsigned char* inbox = nullptr;
+  const void* at = nullptr;
+  if (ring.outbox != nullptr) {
+    WEFT_CHECK(rt->deviceAddress(ring.outbox, &at));
+    outbox = static_cast<unsigned char*>(const_cast<void*>(at));
+  }
+  if (ring.inbox != nullptr) {
+    WEFT_CHECK(rt->deviceAddress(ring.inbox, &at));
+    inbox = static_cast<unsigned char*>(const_cast<void*>(at));
+  }
   for (int c = 0; c < ring.channels; ++c) {
     const size_t at = ringRegionOffset(c);
-    dev::Channel& s = ring.send[c];  // into rank + 1's incoming FIFO
-    s.slots = next + at + kRingSlotsOffset;
-    s.sizes = reinterpret_cast<uint64_t*>(next + at + kRingSizesOffset);
-    s.tail = reinterpret_cast<uint64_t*>(next + at + kRingTailOffset);
-    s.head = reinterpret_cast<uint64_t*>(mine + at + kRingHeadOffset);
-    dev::Channel& r = ring.recv[c];  // our incoming FIFO; credits into rank - 1's memory
-    r.slots = mine + at + kRingSlotsOffset;
-    r.sizes = reinterpret_cast<uint64_t*>(mine + at + kRingSizesOffset);
-    r.tail = reinterpret_cast<uint64_t*>(mine + at + kRingTailOffset);
-    r.head = reinterpret_cast<uint64_t*>(prev + at + kRingHeadOffset);
+    dev::Channel& s = ring.send[c];  // into the next rank's incoming FIFO, or our outbox
+    if (outbox != nullptr) {
+      placeFifo(outbox, at, &s);
+      s.head = reinterpret_cast<uint64_t*>(outbox + at + kRingHeadOffset);  // the proxy's credit
+    } else {
+      placeFifo(static_cast<unsigned char*>(ring.next), at, &s);
+      s.head = reinterpret_cast<uint64_t*>(mine + at + kRingHeadOffset);
+    }
+    dev::Channel& r = ring.recv[c];  // our incoming FIFO, or our inbox
+    if (inbox != nullptr) {
+      placeFifo(inbox, at, &r);
+      r.head = reinterpret_cast<uint64_t*>(inbox + at + kRingHeadOffset);  // read by the proxy
+    } else {
+      placeFifo(mine, at, &r);
+      r.head = reinterpret_cast<uint64_t*>(static_cast<unsigned char*>(ring.prev) + at +
+                                           kRingHeadOffset);  // credits into its memory
+    }
     s.nslots = r.nslots = kRingSlots;
     s.slotBytes = r.slotBytes = kRingSlotBytes;
     s.abort = r.abort = nullptr;  // set per call
   }
+  return weftSuccess;
+}
+
+// Maps the neighbours on our node, and makes the proxy FIFOs of those on
+// others; false with *why when something fails.
+bool connect(weftComm* comm, int device, const std::vector<Vote>& votes, std::string* why) {
+  P2pRing& ring = comm->p2pRing;
+  DeviceRuntime* rt = deviceRuntime();
+  const uint64_t node = comm->places[static_cast<size_t>(comm->rank)].node;
+  const bool nextAway = comm->places[static_cast<size_t>(ring.nextRank)].node != node;
+  const bool prevAway = comm->places[static_cast<size_t>(ring.prevRank)].node != node;
+  auto failed = [&](const std::string& what) {
+    *why = what + ": " + lastError();
+    return false;
+  };
+  if (nextAway) {
+    if (allocProxyFifos(ring.channels, &ring.outbox) != weftSuccess)
+      return failed("pinned memory for the proxy to rank " + std::to_string(ring.nextRank));
+  } else if (rt->openPeer(device, votes[ring.nextRank].memory, &ring.next) != weftSuccess) {
+    return failed("mapping rank " + std::to_string(ring.nextRank) + "'s memory");
+  }
+  if (prevAway) {
+    if (allocProxyFifos(ring.channels, &ring.inbox) != weftSuccess)
+      return failed("pinned memory for the proxy from rank " + std::to_string(ring.prevRank));
+  } else if (ring.prevRank == ring.nextRank) {
+    ring.prev = ring.next;
+  } else if (rt->openPeer(device, votes[ring.prevRank].memory, &ring.prev) != weftSuccess) {
+    return failed("mapping rank " + std::to_string(ring.prevRank) + "'s memory");
+  }
+  if (buildChannels(ring) != weftSuccess) return failed("the proxy FIFOs' device address");
+  // The ring order, for collectives that place blocks by rank (ring_block_schedule.h).
+  void* order = nullptr;
+  const void* orderDevice = nullptr;
+  if (rt->allocPinned(sizeof(int32_t) * static_cast<size_t>(comm->nranks), &order) != weftSuccess)
+    return failed("pinned memory for the ring order");
+  ring.rankAt = static_cast<int32_t*>(order);
+  for (int p = 0; p < comm->nranks; ++p) ring.rankAt[p] = comm->topo.ring->member(p);
+  if (rt->deviceAddress(order, &orderDevice) != weftSuccess)
+    return failed("the ring order's device address");
+  ring.rankAtDevice = static_cast<const int32_t*>(orderDevice);
+  ring.proxy.init(comm->channels.get(), ring.channels, ring.nextRank, ring.prevRank,
+                  static_cast<unsigned char*>(ring.outbox),
+                  static_cast<unsigned char*>(ring.inbox));
+  return true;
+}
+
+// The INFO line's account of the network edges.
+std::string proxyNote(const P2pRing& ring) {
+  std::string note;
+  if (ring.outbox != nullptr)
+    note += "; to rank " + std::to_string(ring.nextRank) + " through the host proxy";
+  if (ring.inbox != nullptr)
+    note += "; from rank " + std::to_string(ring.prevRank) + " through the host proxy";
+  return note;
 }
 
 // Every rank: may it take part, then (all may) map both neighbours.
@@ -139,22 +231,20 @@ weftResult_t setUp(weftComm* comm) {
       return weftSuccess;
     }
   }
-  const std::string shared = sharedGpu(votes);
+  const std::string shared = sharedGpu(votes, comm->places);
   if (!shared.empty()) {
     turnOff(comm, shared);
     return weftSuccess;
   }
   ring.device = device;
-  const int next = (comm->rank + 1) % n, prev = (comm->rank + n - 1) % n;
+  ring.pos = comm->topo.ringPos;
+  ring.nextRank = comm->topo.ring->member((ring.pos + 1) % n);
+  ring.prevRank = comm->topo.ring->member((ring.pos + n - 1) % n);
   Mapped mapped{1, {}};
-  if (rt->openPeer(device, votes[next].memory, &ring.next) != weftSuccess) {
+  std::string failure;
+  if (!connect(comm, device, votes, &failure)) {
     mapped.ok = 0;
-    copyText(mapped.why, "mapping rank " + std::to_string(next) + "'s memory: " + lastError());
-  } else if (prev == next) {
-    ring.prev = ring.next;
-  } else if (rt->openPeer(device, votes[prev].memory, &ring.prev) != weftSuccess) {
-    mapped.ok = 0;
-    copyText(mapped.why, "mapping rank " + std::to_string(prev) + "'s memory: " + lastError());
+    copyText(mapped.why, failure);
   }
   std::vector<Mapped> all;
   r = gather(comm, mapped, &all);
@@ -168,12 +258,11 @@ weftResult_t setUp(weftComm* comm) {
       return weftSuccess;
     }
   }
-  buildChannels(ring);
   ring.state = P2pRing::State::kOn;
   WEFT_INFO(COLL,
             "rank %d: allreduce on a stream runs the GPU ring kernel on device %d: up to %d CTAs, "
-            "%u slots of %u bytes per channel",
-            comm->rank, device, ring.channels, kRingSlots, kRingSlotBytes);
+            "%u slots of %u bytes per channel%s",
+            comm->rank, device, ring.channels, kRingSlots, kRingSlotBytes, proxyNote(ring).c_str());
   return weftSuccess;
 }
 

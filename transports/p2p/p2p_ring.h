@@ -16,15 +16,22 @@
 // communicator is bound to its device), or turned off on every rank, with
 // the reason logged at INFO, when any rank cannot take part: its runtime has
 // no ring kernel or its process had not loaded CUDA (the GPU must be selected
-// before the communicator is created), ranks on several nodes, separate
+// before the communicator is created), separate
 // processes on one GPU (their kernels would take turns on it), memory that
 // cannot be mapped, WEFT_GPU_RING=0 or a different WEFT_MAX_CTAS anywhere.
 // Two bootstrap allgathers make every rank take the same decision.
+//
+// The ring visits the ranks in the order of the communicator's ring view
+// (collectives/comm_topo.h: each node's ranks together), so it crosses each
+// node boundary once. Such a network edge has no peer mapping: the kernel
+// posts into, or reads from, FIFOs in pinned host memory that the host proxy
+// (ring_proxy.h) carries over the host channels (TCP or verbs).
 #pragma once
 
 #include <cstdint>
 #include <string>
 
+#include "transports/p2p/ring_proxy.h"
 #include "weft/device/channel.h"
 #include "weft/weft.h"
 
@@ -37,12 +44,19 @@ constexpr int kMaxP2pChannels = 32;  // = dev::kMaxRingCtas (checked in device_r
 struct P2pRing {
   enum class State { kUnset, kOn, kOff };
   State state = State::kUnset;
-  std::string offWhy;  // kOff: why every rank stages instead
-  int device = -1;     // the GPU whose memory holds our FIFOs and runs our kernels
-  int channels = 0;    // one per CTA
+  std::string offWhy;                // kOff: why every rank stages instead
+  int device = -1;                   // the GPU whose memory holds our FIFOs and runs our kernels
+  int channels = 0;                  // one per CTA
+  int pos = 0;                       // our place in the ring (the kernel's "rank")
+  int nextRank = -1, prevRank = -1;  // the ranks after and before us in the ring
   void* mine = nullptr;
-  void* next = nullptr;  // rank + 1's memory, mapped
-  void* prev = nullptr;  // rank - 1's (the same mapping when they are one rank)
+  void* next = nullptr;       // the next rank's memory, mapped (nullptr: on another node)
+  void* prev = nullptr;       // the previous rank's (the same mapping when they are one rank)
+  void* outbox = nullptr;     // pinned host FIFOs to the next rank when it is on another node
+  void* inbox = nullptr;      // from the previous rank when it is on another node
+  RingProxy proxy;            // carries the outbox and inbox over the host channels
+  int32_t* rankAt = nullptr;  // pinned: [ring position] -> rank
+  const int32_t* rankAtDevice = nullptr;  // the kernels' address of it
   dev::Channel send[kMaxP2pChannels];
   dev::Channel recv[kMaxP2pChannels];
   uint64_t seq[kMaxP2pChannels] = {};  // messages each channel carried so far

@@ -1,0 +1,229 @@
+// The GPU ring's host proxy (transports/p2p/ring_proxy.h) between threads:
+// every rank's neighbours are "on other nodes", so every edge is an outbox,
+// a proxy, a byte stream and an inbox. The streams are in-memory pipes that
+// move at most a few bytes per call and hold little, so frames are always
+// split and senders meet back-pressure. Kernels are threads running
+// runRingCta (the code of every CTA), several calls in a row: the results
+// must be exact and the pipes empty after each call (nothing of a call is
+// left for the next one's host traffic, and the proxy does not read what
+// follows its call on a stream). A malformed frame is an error.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "collectives/kernels/ring_call.h"
+#include "transports/channel.h"
+#include "transports/p2p/p2p_layout.h"
+#include "transports/p2p/ring_proxy.h"
+
+namespace {
+
+using weft::dev::RingCall;
+
+// One direction of one host stream: a bounded byte queue.
+class Pipe : public weft::Channel {
+ public:
+  weftResult_t trySend(const void* data, size_t bytes, size_t* moved) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    size_t n = std::min({bytes, kStep, kCapacity - q_.size()});
+    const auto* p = static_cast<const unsigned char*>(data);
+    q_.insert(q_.end(), p, p + n);
+    *moved = n;
+    return weftSuccess;
+  }
+  weftResult_t tryRecv(void* data, size_t bytes, size_t* moved) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    size_t n = std::min({bytes, kStep + 6, q_.size()});
+    std::copy(q_.begin(), q_.begin() + static_cast<long>(n), static_cast<unsigned char*>(data));
+    q_.erase(q_.begin(), q_.begin() + static_cast<long>(n));
+    *moved = n;
+    return weftSuccess;
+  }
+  int waitFd() const override { return -1; }
+  const std::string& peerName() const override { return name_; }
+  size_t queued() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return q_.size();
+  }
+  void drain() {
+    std::lock_guard<std::mutex> lock(mu_);
+    q_.clear();
+  }
+  void inject(const void* data, size_t bytes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto* p = static_cast<const unsigned char*>(data);
+    q_.insert(q_.end(), p, p + bytes);
+  }
+
+ private:
+  static constexpr size_t kStep = 4099;       // odd: frames and payloads split anywhere
+  static constexpr size_t kCapacity = 20000;  // well under one slot: back-pressure
+  std::mutex mu_;
+  std::deque<unsigned char> q_;
+  std::string name_ = "pipe";
+};
+
+// pipes[from][to][stream]; a rank's table looks up its own row and column.
+struct Net {
+  Net(int n, int streams) : n(n), streams(streams) {
+    for (int i = 0; i < n * n * streams; ++i) pipes.push_back(std::make_unique<Pipe>());
+  }
+  Pipe* at(int from, int to, int s) { return pipes[(from * n + to) * streams + s].get(); }
+  int n, streams;
+  std::vector<std::unique_ptr<Pipe>> pipes;
+};
+
+class Table : public weft::ChannelTable {
+ public:
+  Table(Net* net, int rank) : net_(net), rank_(rank) {}
+  weft::Channel* sendChannel(int peer, int s) override { return net_->at(rank_, peer, s); }
+  weft::Channel* recvChannel(int peer, int s) override { return net_->at(peer, rank_, s); }
+  int nstreams() const override { return net_->streams; }
+
+ private:
+  Net* net_;
+  int rank_;
+};
+
+// A rank: its outbox and inbox regions, the kernel's channels over them, its proxy.
+struct Rank {
+  Rank(Net* net, int r, int n, int channels)
+      : table(net, r),
+        outbox(weft::ringMemoryBytes(channels)),
+        inbox(weft::ringMemoryBytes(channels)) {
+    proxy.init(&table, channels, (r + 1) % n, (r + n - 1) % n, outbox.data(), inbox.data());
+  }
+  weft::dev::Channel fifo(std::vector<unsigned char>& box, int c, const int* abort) {
+    unsigned char* at = box.data() + weft::ringRegionOffset(c);
+    return weft::dev::Channel{at + weft::kRingSlotsOffset,
+                              reinterpret_cast<uint64_t*>(at + weft::kRingSizesOffset),
+                              reinterpret_cast<uint64_t*>(at + weft::kRingTailOffset),
+                              reinterpret_cast<uint64_t*>(at + weft::kRingHeadOffset),
+                              weft::kRingSlots,
+                              weft::kRingSlotBytes,
+                              abort};
+  }
+  Table table;
+  std::vector<unsigned char> outbox, inbox;
+  weft::RingProxy proxy;
+};
+
+void runCalls(int n, int channels, int streams) {
+  Net net(n, streams);
+  std::vector<std::unique_ptr<Rank>> ranks;
+  for (int r = 0; r < n; ++r) ranks.push_back(std::make_unique<Rank>(&net, r, n, channels));
+  std::vector<uint64_t> seq(static_cast<size_t>(channels), 0);
+  int abort = 0;
+  for (uint64_t count : {300000ull, 1ull, 70001ull}) {
+    std::vector<std::vector<float>> data(n, std::vector<float>(count));
+    for (int r = 0; r < n; ++r)
+      for (uint64_t i = 0; i < count; ++i) data[r][i] = static_cast<float>(i % 11 + r);
+    std::vector<RingCall> calls(n);
+    std::vector<uint64_t> end(seq);
+    for (int r = 0; r < n; ++r) {
+      RingCall& call = calls[r];
+      std::memset(&call, 0, sizeof(call));
+      call.in = call.out = data[r].data();
+      call.count = count;
+      call.rank = r;
+      call.nranks = n;
+      call.nctas = channels;
+      call.elemBytes = 4;
+      call.abort = &abort;
+      for (int c = 0; c < channels; ++c) {
+        call.seq[c] = seq[c];
+        call.send[c] = ranks[r]->fifo(ranks[r]->outbox, c, &abort);
+        call.recv[c] = ranks[r]->fifo(ranks[r]->inbox, c, &abort);
+      }
+    }
+    for (int c = 0; c < channels; ++c) {
+      uint64_t begin = 0, len = 0;
+      weft::dev::ringCtaShare(count, channels, c, &begin, &len);
+      end[c] += weft::dev::ringMessages(len, n, weft::kRingSlotBytes, 4);
+    }
+    for (auto& rank : ranks) rank->proxy.beginCall(end.data());
+    std::atomic<int> running{n * channels};
+    std::vector<std::thread> kernels;
+    std::vector<int> shared(static_cast<size_t>(n * channels));
+    for (int r = 0; r < n; ++r)
+      for (int c = 0; c < channels; ++c)
+        kernels.emplace_back([&, r, c] {
+          weft::dev::runRingCta<float, weft::dev::OpSum>(&calls[r], c, weft::dev::HostLanes{},
+                                                         &shared[r * channels + c]);
+          running.fetch_sub(1);
+        });
+    bool done = false;
+    while (!done) {
+      done = running.load() == 0;
+      for (auto& rank : ranks) {
+        bool moved = false;
+        ASSERT_EQ(rank->proxy.pump(&moved), weftSuccess);
+        done = done && rank->proxy.callDone();
+      }
+      if (done) break;
+      std::this_thread::yield();
+    }
+    for (auto& t : kernels) t.join();
+    for (int r = 0; r < n; ++r) {
+      for (int c = 0; c < channels; ++c) ASSERT_EQ(calls[r].status[c], weft::dev::kRingCtaDone);
+      for (uint64_t i = 0; i < count; ++i)
+        ASSERT_EQ(data[r][i], static_cast<float>(n * (i % 11)) + n * (n - 1) / 2)
+            << n << " ranks, count " << count << ", rank " << r << ", element " << i;
+    }
+    for (auto& p : net.pipes) EXPECT_EQ(p->queued(), 0u) << "bytes left after a call";
+    // What follows on a stream (the next call's header) is not the proxy's.
+    const char next[17] = "next call header";
+    for (auto& p : net.pipes) p->inject(next, 16);
+    for (auto& rank : ranks) {
+      bool moved = true;
+      ASSERT_EQ(rank->proxy.pump(&moved), weftSuccess);
+      EXPECT_FALSE(moved);
+    }
+    for (auto& p : net.pipes) {
+      EXPECT_EQ(p->queued(), 16u) << "the proxy read past its call";
+      p->drain();
+    }
+    seq = end;
+  }
+}
+
+TEST(RingProxy, TwoRanksShareEveryStreamBothWays) { runCalls(2, 3, 2); }
+TEST(RingProxy, ThreeRanksMoreChannelsThanStreams) { runCalls(3, 5, 2); }
+TEST(RingProxy, FourRanksOneStream) { runCalls(4, 2, 1); }
+
+TEST(RingProxy, AFrameForAChannelThatDoesNotExistIsAnError) {
+  Net net(2, 1);
+  Rank r0(&net, 0, 2, 2);
+  const uint64_t end[2] = {4, 4};
+  r0.proxy.beginCall(end);
+  const uint32_t bogus[4] = {7, 1, 16, 0};  // channel 7 of 2, data, 16 bytes
+  net.at(1, 0, 0)->inject(bogus, sizeof(bogus));
+  bool moved = false;
+  EXPECT_EQ(r0.proxy.pump(&moved), weftInternalError);
+}
+
+TEST(RingProxy, DataWithNoFreeSlotIsAnError) {
+  Net net(2, 1);
+  Rank r0(&net, 0, 2, 1);
+  const uint64_t end[1] = {100};
+  r0.proxy.beginCall(end);
+  // Five messages of channel 0 in a row; the kernel consumed none, and there are four slots.
+  for (int k = 0; k < 5; ++k) {
+    const uint32_t frame[4] = {0, 1, 8, 0};
+    const uint64_t payload = 42;
+    net.at(1, 0, 0)->inject(frame, sizeof(frame));
+    net.at(1, 0, 0)->inject(&payload, sizeof(payload));
+  }
+  bool moved = false;
+  weftResult_t r = weftSuccess;
+  for (int i = 0; i < 10 && r == weftSuccess; ++i) r = r0.proxy.pump(&moved);
+  EXPECT_EQ(r, weftInternalError);
+}
+
+}  // namespace
