@@ -90,7 +90,7 @@ struct weftComm {
   // Pinned staging of calls on a CUDA stream (device/stream_call.h), made at
   // the first such call.
   std::unique_ptr<weft::StagingPool> streamStaging;
-  // The p2p channels of the GPU ring (allreduce on a stream, device/
+  // The p2p channels of the GPU ring (allreduce, allgather, reduce-scatter on a stream, device/
   // device_ring.h), set up at init (transports/p2p/p2p_ring.h).
   weft::P2pRing p2pRing;
   uint64_t seq = 0;  // collectives issued on this communicator

@@ -62,6 +62,9 @@ void runRingKernel(weftDataType_t type, weftRedOp_t op, dev::RingCall* call, int
 // Test hook: the next ring kernel of this process kills it (SIGKILL) once its
 // CTA 0 has posted `messages` messages of the call: a rank dying mid-kernel.
 void killDuringRingKernel(uint64_t messages);
+// Test hook: this process's openPeer fails from now on, as between two GPUs
+// without peer access (the ring then proxies those edges over host memory).
+void refusePeerAccess();
 bool anyFakeDeviceMemory();
 
 }  // namespace fake

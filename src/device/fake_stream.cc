@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -22,6 +23,8 @@
 namespace weft {
 namespace fake {
 namespace {
+
+std::atomic<bool> peerAccessRefused{false};  // refusePeerAccess
 
 class Stream {
  public:
@@ -149,6 +152,10 @@ class FakeRuntime : public DeviceRuntime {
   }
   void freeDevice(void* ptr) override { memFree(ptr); }
   weftResult_t openPeer(int, const GpuExport& peer, void** ptr) override {
+    if (peerAccessRefused.load(std::memory_order_relaxed))
+      return setError(weftUnhandledCudaError,
+                      "peer access to process %llu's GPU is not supported (the fake refuses it)",
+                      static_cast<unsigned long long>(peer.pid));
     *ptr = openMemory(peer);
     if (*ptr != nullptr) return weftSuccess;
     return setError(weftSystemError, "the fake could not open process %llu's device memory",
@@ -188,6 +195,8 @@ void streamDestroy(void* stream) {
   asStream(stream)->sync();
   delete asStream(stream);
 }
+
+void refusePeerAccess() { peerAccessRefused.store(true, std::memory_order_relaxed); }
 
 void streamSync(void* stream) { asStream(stream)->sync(); }
 void streamStall(void* stream) { asStream(stream)->stall(true); }

@@ -3,9 +3,12 @@
 // PROT_NONE to the host, so weft reading one on the host would crash the
 // rank.  weft-run -n N mp_device [--only G,..] [--layout A,B,..] [--peer-abort]
 // --peer-abort runs only the failure case (give it a short WEFT_TIMEOUT).
+// --no-peer-access R: rank R cannot map its ring neighbours' GPU memory (the
+// ring proxies those edges over shared memory).
 #include <weft/weft.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -61,11 +64,14 @@ int main(int argc, char** argv) {
   std::string only;
   bool peerAbort = false;
   bool ringKill = false;
+  int noPeerAccess = -1;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
       only = argv[++i];
     } else if (!std::strcmp(argv[i], "--layout") && i + 1 < argc) {
       if (!mp::applyLayout(argv[++i], "mp_device")) return 2;
+    } else if (!std::strcmp(argv[i], "--no-peer-access") && i + 1 < argc) {
+      noPeerAccess = std::atoi(argv[++i]);  // this rank's GPU ring mappings fail
     } else if (!std::strcmp(argv[i], "--peer-abort")) {
       peerAbort = true;
     } else if (!std::strcmp(argv[i], "--die") && i + 1 < argc &&
@@ -73,13 +79,18 @@ int main(int argc, char** argv) {
       ringKill = true;  // kill_rank_test.sh's interface
       ++i;
     } else {
-      std::fprintf(
-          stderr,
-          "usage: mp_device [--only G,..] [--layout A,B,..] [--peer-abort] [--die sigkill]\n");
+      std::fprintf(stderr,
+                   "usage: mp_device [--only G,..] [--layout A,B,..] [--no-peer-access RANK] "
+                   "[--peer-abort]\n"
+                   "                 [--die sigkill]\n");
       return 2;
     }
   }
   weft::setDeviceRuntimeForTesting(weft::fake::runtime());
+  if (noPeerAccess >= 0) {
+    const char* rank = std::getenv("WEFT_RANK");
+    if (rank != nullptr && std::atoi(rank) == noPeerAccess) weft::fake::refusePeerAccess();
+  }
   mpdev::Ctx c;
   std::string why;
   if (!mp::launchInit(false, &argc, &argv, &c.comm, &why)) {

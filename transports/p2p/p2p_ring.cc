@@ -1,6 +1,7 @@
 // Setting up and closing the p2p transport of the GPU ring (p2p_ring.h): who
-// may use it, the FIFO memory and its layout, and the two bootstrap
+// may use it, the FIFO memory and its layout, and the three bootstrap
 // allgathers that make every rank take the same decision.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -25,8 +26,15 @@ struct Vote {
   char gpu[32];      // the runtime's name of the GPU ("" for the fake)
   char why[160];
 };
-// Round two: did this rank map both neighbours' memory.
+// Round two: which neighbours on our node this rank could not map (their
+// edges then go through the host proxy as well, over shared memory).
 struct Mapped {
+  int32_t nextUnmapped;
+  int32_t prevUnmapped;
+  char why[160];
+};
+// Round three: is this rank's side of every edge ready.
+struct Ready {
   int32_t ok;
   char why[160];
 };
@@ -81,7 +89,7 @@ void turnOff(weftComm* comm, const std::string& why) {
   release(comm->p2pRing);
   comm->p2pRing.state = P2pRing::State::kOff;
   comm->p2pRing.offWhy = why;
-  WEFT_INFO(COLL, "rank %d: allreduce on a stream is host-staged: %s", comm->rank, why.c_str());
+  WEFT_INFO(COLL, "rank %d: collectives on a stream are host-staged: %s", comm->rank, why.c_str());
 }
 
 // Pinned host FIFOs for a network edge (the proxy's side of it), zeroed.
@@ -141,32 +149,58 @@ weftResult_t buildChannels(P2pRing& ring) {
   return weftSuccess;
 }
 
-// Maps the neighbours on our node, and makes the proxy FIFOs of those on
-// others; false with *why when something fails.
-bool connect(weftComm* comm, int device, const std::vector<Vote>& votes, std::string* why) {
+// Maps the neighbours on our node. A mapping that fails (no peer access
+// between the GPUs, say) is not fatal: that edge will go through the proxy.
+void mapNeighbours(weftComm* comm, int device, const std::vector<Vote>& votes, Mapped* mapped) {
   P2pRing& ring = comm->p2pRing;
   DeviceRuntime* rt = deviceRuntime();
   const uint64_t node = comm->places[static_cast<size_t>(comm->rank)].node;
-  const bool nextAway = comm->places[static_cast<size_t>(ring.nextRank)].node != node;
-  const bool prevAway = comm->places[static_cast<size_t>(ring.prevRank)].node != node;
+  std::string why;
+  auto map = [&](int rank, void** at) {
+    if (comm->places[static_cast<size_t>(rank)].node != node) return true;  // away: no mapping
+    if (rt->openPeer(device, votes[rank].memory, at) == weftSuccess) return true;
+    *at = nullptr;
+    why += "mapping rank " + std::to_string(rank) + "'s memory: " + lastError() + "; ";
+    return false;
+  };
+  mapped->nextUnmapped = map(ring.nextRank, &ring.next) ? 0 : 1;
+  if (ring.prevRank == ring.nextRank) {
+    ring.prev = ring.next;
+    mapped->prevUnmapped = mapped->nextUnmapped;
+  } else {
+    mapped->prevUnmapped = map(ring.prevRank, &ring.prev) ? 0 : 1;
+  }
+  copyText(mapped->why, why);
+}
+
+// Decides every edge of ours alike with its other end (p2p when both ends
+// are on one node and both mapped, else the proxy), drops the mappings no
+// edge uses, makes the proxy FIFOs and the channels; false with *why.
+bool buildEdges(weftComm* comm, const std::vector<Mapped>& all, std::string* why) {
+  P2pRing& ring = comm->p2pRing;
+  DeviceRuntime* rt = deviceRuntime();
+  const uint64_t node = comm->places[static_cast<size_t>(comm->rank)].node;
+  auto away = [&](int rank) { return comm->places[static_cast<size_t>(rank)].node != node; };
+  const Mapped& me = all[static_cast<size_t>(comm->rank)];
+  const bool outProxy = away(ring.nextRank) || me.nextUnmapped ||
+                        all[static_cast<size_t>(ring.nextRank)].prevUnmapped;
+  const bool inProxy = away(ring.prevRank) || me.prevUnmapped ||
+                       all[static_cast<size_t>(ring.prevRank)].nextUnmapped;
+  void* next = outProxy ? nullptr : ring.next;  // the mappings our edges keep
+  void* prev = inProxy ? nullptr : ring.prev;
+  if (ring.next != nullptr && ring.next != next && ring.next != prev) rt->closePeer(ring.next);
+  if (ring.prev != nullptr && ring.prev != ring.next && ring.prev != prev && ring.prev != next)
+    rt->closePeer(ring.prev);
+  ring.next = next;
+  ring.prev = prev;
   auto failed = [&](const std::string& what) {
     *why = what + ": " + lastError();
     return false;
   };
-  if (nextAway) {
-    if (allocProxyFifos(ring.channels, &ring.outbox) != weftSuccess)
-      return failed("pinned memory for the proxy to rank " + std::to_string(ring.nextRank));
-  } else if (rt->openPeer(device, votes[ring.nextRank].memory, &ring.next) != weftSuccess) {
-    return failed("mapping rank " + std::to_string(ring.nextRank) + "'s memory");
-  }
-  if (prevAway) {
-    if (allocProxyFifos(ring.channels, &ring.inbox) != weftSuccess)
-      return failed("pinned memory for the proxy from rank " + std::to_string(ring.prevRank));
-  } else if (ring.prevRank == ring.nextRank) {
-    ring.prev = ring.next;
-  } else if (rt->openPeer(device, votes[ring.prevRank].memory, &ring.prev) != weftSuccess) {
-    return failed("mapping rank " + std::to_string(ring.prevRank) + "'s memory");
-  }
+  if (outProxy && allocProxyFifos(ring.channels, &ring.outbox) != weftSuccess)
+    return failed("pinned memory for the proxy to rank " + std::to_string(ring.nextRank));
+  if (inProxy && allocProxyFifos(ring.channels, &ring.inbox) != weftSuccess)
+    return failed("pinned memory for the proxy from rank " + std::to_string(ring.prevRank));
   if (buildChannels(ring) != weftSuccess) return failed("the proxy FIFOs' device address");
   // The ring order, for collectives that place blocks by rank (ring_block_schedule.h).
   void* order = nullptr;
@@ -181,6 +215,22 @@ bool connect(weftComm* comm, int device, const std::vector<Vote>& votes, std::st
   ring.proxy.init(comm->channels.get(), ring.channels, ring.nextRank, ring.prevRank,
                   static_cast<unsigned char*>(ring.outbox),
                   static_cast<unsigned char*>(ring.inbox));
+  // Why an edge inside our node goes through the proxy (for the INFO line).
+  std::vector<int> told;
+  auto tell = [&](int rank) {
+    if (all[static_cast<size_t>(rank)].why[0] == '\0') return;
+    if (std::find(told.begin(), told.end(), rank) != told.end()) return;
+    told.push_back(rank);
+    ring.proxyWhy += "rank " + std::to_string(rank) + ": " + all[static_cast<size_t>(rank)].why;
+  };
+  if (outProxy && !away(ring.nextRank)) {
+    tell(comm->rank);
+    tell(ring.nextRank);
+  }
+  if (inProxy && !away(ring.prevRank)) {
+    tell(comm->rank);
+    tell(ring.prevRank);
+  }
   return true;
 }
 
@@ -191,6 +241,7 @@ std::string proxyNote(const P2pRing& ring) {
     note += "; to rank " + std::to_string(ring.nextRank) + " through the host proxy";
   if (ring.inbox != nullptr)
     note += "; from rank " + std::to_string(ring.prevRank) + " through the host proxy";
+  if (!ring.proxyWhy.empty()) note += " (peer access failed: " + ring.proxyWhy + ")";
   return note;
 }
 
@@ -240,29 +291,39 @@ weftResult_t setUp(weftComm* comm) {
   ring.pos = comm->topo.ringPos;
   ring.nextRank = comm->topo.ring->member((ring.pos + 1) % n);
   ring.prevRank = comm->topo.ring->member((ring.pos + n - 1) % n);
-  Mapped mapped{1, {}};
-  std::string failure;
-  if (!connect(comm, device, votes, &failure)) {
-    mapped.ok = 0;
-    copyText(mapped.why, failure);
-  }
+  Mapped mapped{};
+  mapNeighbours(comm, device, votes, &mapped);
   std::vector<Mapped> all;
   r = gather(comm, mapped, &all);
   if (r != weftSuccess) {
     turnOff(comm, "its setup failed: " + lastError());
     return r;
   }
+  Ready ready{1, {}};
+  std::string failure;
+  if (!buildEdges(comm, all, &failure)) {
+    ready.ok = 0;
+    copyText(ready.why, failure);
+  }
+  std::vector<Ready> readies;
+  r = gather(comm, ready, &readies);
+  if (r != weftSuccess) {
+    turnOff(comm, "its setup failed: " + lastError());
+    return r;
+  }
   for (int k = 0; k < n; ++k) {
-    if (!all[k].ok) {
-      turnOff(comm, "rank " + std::to_string(k) + ": " + all[k].why);
+    if (!readies[k].ok) {
+      turnOff(comm, "rank " + std::to_string(k) + ": " + readies[k].why);
       return weftSuccess;
     }
   }
   ring.state = P2pRing::State::kOn;
-  WEFT_INFO(COLL,
-            "rank %d: allreduce on a stream runs the GPU ring kernel on device %d: up to %d CTAs, "
-            "%u slots of %u bytes per channel%s",
-            comm->rank, device, ring.channels, kRingSlots, kRingSlotBytes, proxyNote(ring).c_str());
+  WEFT_INFO(
+      COLL,
+      "rank %d: allreduce, allgather and reduce-scatter on a stream run the GPU ring kernel on "
+      "device %d: up to %d CTAs, "
+      "%u slots of %u bytes per channel%s",
+      comm->rank, device, ring.channels, kRingSlots, kRingSlotBytes, proxyNote(ring).c_str());
   return weftSuccess;
 }
 

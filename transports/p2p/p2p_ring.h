@@ -17,15 +17,17 @@
 // the reason logged at INFO, when any rank cannot take part: its runtime has
 // no ring kernel or its process had not loaded CUDA (the GPU must be selected
 // before the communicator is created), separate
-// processes on one GPU (their kernels would take turns on it), memory that
-// cannot be mapped, WEFT_GPU_RING=0 or a different WEFT_MAX_CTAS anywhere.
-// Two bootstrap allgathers make every rank take the same decision.
+// processes on one GPU (their kernels would take turns on it), pinned memory
+// that cannot be had, WEFT_GPU_RING=0 or a different WEFT_MAX_CTAS anywhere.
+// Three bootstrap allgathers make every rank take the same decision.
 //
 // The ring visits the ranks in the order of the communicator's ring view
 // (collectives/comm_topo.h: each node's ranks together), so it crosses each
 // node boundary once. Such a network edge has no peer mapping: the kernel
 // posts into, or reads from, FIFOs in pinned host memory that the host proxy
-// (ring_proxy.h) carries over the host channels (TCP or verbs).
+// (ring_proxy.h) carries over the host channels (TCP or verbs). An edge
+// inside a node whose peer mapping fails on either end (no peer access
+// between the two GPUs) goes the same way, over shared memory.
 #pragma once
 
 #include <cstdint>
@@ -55,6 +57,7 @@ struct P2pRing {
   void* outbox = nullptr;     // pinned host FIFOs to the next rank when it is on another node
   void* inbox = nullptr;      // from the previous rank when it is on another node
   RingProxy proxy;            // carries the outbox and inbox over the host channels
+  std::string proxyWhy;       // why an edge inside a node uses the proxy ("": none does)
   int32_t* rankAt = nullptr;  // pinned: [ring position] -> rank
   const int32_t* rankAtDevice = nullptr;  // the kernels' address of it
   dev::Channel send[kMaxP2pChannels];
