@@ -41,6 +41,34 @@ WEFT_HD void copyInto(T* dst, const T* src, size_t n, const Lanes& lanes) {
   for (size_t i = lanes.index(); i < n; i += lanes.count()) dst[i] = src[i];
 }
 
+// The schedules' primitives (DESIGN.md's send, recvCopySend). Each returns
+// false when a wait was aborted; *sent / *received count the messages.
+//
+// send: `len` elements of src as message *sent.
+template <typename T, typename Lanes>
+WEFT_HD bool sendPiece(const RingArgs& ring, uint64_t* sent, const T* src, size_t len,
+                       const Lanes& lanes, int* shared) {
+  if (!waitCredit(ring.send, *sent, lanes, shared)) return false;
+  copyInto(reinterpret_cast<T*>(slotOf(ring.send, *sent)), src, len, lanes);
+  post(ring.send, (*sent)++, len * sizeof(T), lanes);
+  return true;
+}
+
+// recvCopySend: message *received into dst, and on to the next rank unless
+// `forward` is false (the last step).
+template <typename T, typename Lanes>
+WEFT_HD bool recvCopySend(const RingArgs& ring, uint64_t* received, uint64_t* sent, T* dst,
+                          bool forward, const Lanes& lanes, int* shared) {
+  uint64_t bytes = 0;
+  if (!waitData(ring.recv, *received, lanes, shared, &bytes)) return false;
+  const size_t got = static_cast<size_t>(bytes / sizeof(T));
+  const T* incoming = reinterpret_cast<const T*>(slotOf(ring.recv, *received));
+  copyInto(dst, incoming, got, lanes);
+  if (forward && !sendPiece(ring, sent, incoming, got, lanes, shared)) return false;
+  consume(ring.recv, (*received)++, lanes);
+  return true;
+}
+
 // out = reduction over ranks of in (count elements). Returns false when a wait
 // was aborted. `shared` is one int visible to every lane (__shared__ on a GPU).
 template <typename T, typename Op, typename Lanes>
@@ -73,9 +101,7 @@ WEFT_HD bool ringAllreduce(const T* in, T* out, size_t count, const RingArgs& ri
     uint64_t bytes = 0;
     // Step 0: send our input piece of chunk r.
     size_t at = pieceOf(ring.rank, &len);
-    if (!waitCredit(ring.send, sent, lanes, shared)) return false;
-    copyInto(reinterpret_cast<T*>(slotOf(ring.send, sent)), in + at, len, lanes);
-    post(ring.send, sent++, len * sizeof(T), lanes);
+    if (!sendPiece(ring, &sent, in + at, len, lanes, shared)) return false;
     // Steps 1 .. n-1 of reduce-scatter: receive chunk r-s, add ours, pass on
     // (or, at the last step, keep the finished piece in `out` and pass it on:
     // that is the first allgather step).
@@ -99,18 +125,8 @@ WEFT_HD bool ringAllreduce(const T* in, T* out, size_t count, const RingArgs& ri
     }
     // Allgather: receive finished chunks r-s+1 .. and forward all but the last.
     for (int s = 1; s < n; ++s) {
-      const int c = (ring.rank - s + 1 + n) % n;
-      at = pieceOf(c, &len);
-      if (!waitData(ring.recv, received, lanes, shared, &bytes)) return false;
-      got = static_cast<size_t>(bytes / sizeof(T));
-      const T* incoming = reinterpret_cast<const T*>(slotOf(ring.recv, received));
-      copyInto(out + at, incoming, got, lanes);
-      if (s < n - 1) {
-        if (!waitCredit(ring.send, sent, lanes, shared)) return false;
-        copyInto(reinterpret_cast<T*>(slotOf(ring.send, sent)), incoming, got, lanes);
-        post(ring.send, sent++, got * sizeof(T), lanes);
-      }
-      consume(ring.recv, received++, lanes);
+      at = pieceOf((ring.rank - s + 1 + n) % n, &len);
+      if (!recvCopySend(ring, &received, &sent, out + at, s < n - 1, lanes, shared)) return false;
     }
   }
   lanes.sync();

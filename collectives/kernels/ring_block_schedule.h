@@ -42,25 +42,13 @@ WEFT_HD bool ringAllgather(const T* in, T* out, size_t count, size_t stride, con
   if (n == 1) return true;
   const size_t pieceElems = ring.send.slotBytes / sizeof(T);
   uint64_t sent = ring.seq, received = ring.seq;
-  uint64_t bytes = 0;
   for (size_t offset = 0; offset < count; offset += pieceElems) {
     const size_t len = count - offset < pieceElems ? count - offset : pieceElems;
-    if (!waitCredit(ring.send, sent, lanes, shared)) return false;
-    copyInto(reinterpret_cast<T*>(slotOf(ring.send, sent)), mine + offset, len, lanes);
-    post(ring.send, sent++, len * sizeof(T), lanes);
+    if (!sendPiece(ring, &sent, mine + offset, len, lanes, shared)) return false;
     for (int s = 1; s < n; ++s) {
       const int from = (ring.rank - s + n) % n;
       T* block = out + static_cast<size_t>(rankAt[from]) * stride + offset;
-      if (!waitData(ring.recv, received, lanes, shared, &bytes)) return false;
-      const size_t got = static_cast<size_t>(bytes / sizeof(T));
-      const T* incoming = reinterpret_cast<const T*>(slotOf(ring.recv, received));
-      copyInto(block, incoming, got, lanes);
-      if (s < n - 1) {
-        if (!waitCredit(ring.send, sent, lanes, shared)) return false;
-        copyInto(reinterpret_cast<T*>(slotOf(ring.send, sent)), incoming, got, lanes);
-        post(ring.send, sent++, got * sizeof(T), lanes);
-      }
-      consume(ring.recv, received++, lanes);
+      if (!recvCopySend(ring, &received, &sent, block, s < n - 1, lanes, shared)) return false;
     }
   }
   lanes.sync();
@@ -92,9 +80,7 @@ WEFT_HD bool ringReduceScatter(const T* in, T* out, size_t count, size_t stride,
   uint64_t bytes = 0;
   for (size_t offset = 0; offset < count; offset += pieceElems) {
     const size_t len = count - offset < pieceElems ? count - offset : pieceElems;
-    if (!waitCredit(ring.send, sent, lanes, shared)) return false;
-    copyInto(reinterpret_cast<T*>(slotOf(ring.send, sent)), blockAt(0) + offset, len, lanes);
-    post(ring.send, sent++, len * sizeof(T), lanes);
+    if (!sendPiece(ring, &sent, blockAt(0) + offset, len, lanes, shared)) return false;
     for (int s = 1; s < n; ++s) {
       if (!waitData(ring.recv, received, lanes, shared, &bytes)) return false;
       const size_t got = static_cast<size_t>(bytes / sizeof(T));
