@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/wait.h"
 #include "device/device_ring.h"
+#include "device/staging_plan.h"
 #include "device/stream_run.h"
 #include "transports/p2p/p2p_layout.h"
 #include "transports/p2p/p2p_ring.h"
@@ -189,13 +190,6 @@ weftResult_t fillArgs(weftComm* comm, const Call& call, StagingBlock* block, dev
   return weftSuccess;
 }
 
-// The device of the call's device or managed buffers (-1: all pinned host memory).
-int ringDeviceOf(const Call& call) {
-  for (const PointerInfo& info : call.buffers)
-    if (info.kind == MemKind::kDevice || info.kind == MemKind::kManaged) return info.device;
-  return -1;
-}
-
 }  // namespace
 
 bool useDeviceRing(weftComm* comm, const Call& call) {
@@ -216,7 +210,7 @@ bool useDeviceRing(weftComm* comm, const Call& call) {
 weftResult_t enqueueRingCall(weftComm* comm, const Call& call) {
   P2pRing& ring = comm->p2pRing;
   DeviceRuntime* rt = deviceRuntime();
-  const int device = ringDeviceOf(call);
+  const int device = deviceOfBuffers(call, 2);  // a ring call has both (count > 0)
   if (device >= 0 && device != ring.device)
     return setError(weftInvalidUsage,
                     "%s: its buffers are on CUDA device %d, but this communicator's GPU ring runs "

@@ -16,6 +16,14 @@ size_t take(size_t* cursor, size_t bytes) {
 
 }  // namespace
 
+int deviceOfBuffers(const Call& call, int n) {
+  for (int i = 0; i < n; ++i) {
+    const PointerInfo& info = call.buffers[i];
+    if (info.kind == MemKind::kDevice || info.kind == MemKind::kManaged) return info.device;
+  }
+  return -1;
+}
+
 int buffersOf(const Call& call, int rank, int nranks, BufferUse out[2]) {
   const CollArgs& a = call.args;
   if (call.kind == CollKind::kBarrier || a.count == 0) return 0;

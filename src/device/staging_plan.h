@@ -23,6 +23,9 @@ struct BufferUse {
 // The buffers `call` reads or writes on `rank` of `nranks` (none when count
 // is 0); returns how many were written to out[].
 int buffersOf(const Call& call, int rank, int nranks, BufferUse out[2]);
+// The device of the first of call.buffers[0..n) that is device or managed
+// memory, as validateCall classified them; -1 when none is (all pinned).
+int deviceOfBuffers(const Call& call, int n);
 
 struct StagedCopy {
   void* user;     // the caller's buffer (source of an input, target of an output)

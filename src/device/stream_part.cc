@@ -37,12 +37,9 @@ weftResult_t inspect(const Call& call, int rank, int nranks, bool* allPinned, in
   BufferUse uses[2];
   const int n = buffersOf(call, rank, nranks, uses);
   *allPinned = true;
-  for (int i = 0; i < n; ++i) {
-    const PointerInfo& info = call.buffers[i];
-    if (info.kind != MemKind::kPinnedHost) *allPinned = false;
-    if (*device < 0 && (info.kind == MemKind::kDevice || info.kind == MemKind::kManaged))
-      *device = info.device;
-  }
+  for (int i = 0; i < n; ++i)
+    if (call.buffers[i].kind != MemKind::kPinnedHost) *allPinned = false;
+  if (*device < 0) *device = deviceOfBuffers(call, n);
   return weftSuccess;
 }
 
