@@ -33,8 +33,8 @@ echo "== all_reduce_perf on device buffers, 2 processes on one GPU (host-staged:
 echo "   what the ring needs between processes)"
 timeout 120 "$BUILD/tools/weft-run" -n 2 "$BUILD/perf/all_reduce_perf" -b 8 -e 256M -f 8 -D 1
 echo "== summary: gpu tests rc=$tests_rc, total $(( $(date +%s) - start )) s"
-echo "   weft_gpu_stream_tests: weft.h calls on a cudaStream_t (allreduce, allgather and"
-echo "   reduce-scatter on the GPU ring, the rest host-staged; docs/cuda.md)"
+echo "   weft_gpu_stream_tests: weft.h calls on a cudaStream_t (allreduce, allgather,"
+echo "   reduce-scatter, broadcast and reduce on the GPU ring, the rest host-staged; docs/cuda.md)"
 echo "   not covered yet: the ring between processes on several GPUs (CUDA IPC)."
 echo "   targets: reduce/memcpy >= 0.85 (kernel bandwidth), overlap efficiency >= 0.70"
 exit "$tests_rc"

@@ -26,9 +26,10 @@ namespace dev {
 struct RingArgs {
   int rank;
   int nranks;
-  Channel send;      // to rank + 1
-  Channel recv;      // from rank - 1
-  uint64_t seq = 0;  // number of this call's first message on both channels
+  Channel send;          // to rank + 1
+  Channel recv;          // from rank - 1
+  uint64_t sendSeq = 0;  // number of this call's first message on `send`
+  uint64_t recvSeq = 0;  // and on `recv` (rooted collectives use links unevenly)
 };
 
 template <typename T, typename Op, typename Lanes>
@@ -85,7 +86,7 @@ WEFT_HD bool ringAllreduce(const T* in, T* out, size_t count, const RingArgs& ri
   // Counters are never reset: a call continues the message numbering of the
   // calls before it on the same channels (every rank sends and receives the
   // same number per call, ringMessages of ring_call.h).
-  uint64_t sent = ring.seq, received = ring.seq;
+  uint64_t sent = ring.sendSeq, received = ring.recvSeq;
   for (size_t offset = 0; offset < chunk; offset += pieceElems) {
     // The piece of chunk c at this offset: [begin, begin + len) of the buffer.
     auto pieceOf = [&](int c, size_t* len) {

@@ -41,7 +41,7 @@ WEFT_HD bool ringAllgather(const T* in, T* out, size_t count, size_t stride, con
   lanes.sync();
   if (n == 1) return true;
   const size_t pieceElems = ring.send.slotBytes / sizeof(T);
-  uint64_t sent = ring.seq, received = ring.seq;
+  uint64_t sent = ring.sendSeq, received = ring.recvSeq;
   for (size_t offset = 0; offset < count; offset += pieceElems) {
     const size_t len = count - offset < pieceElems ? count - offset : pieceElems;
     if (!sendPiece(ring, &sent, mine + offset, len, lanes, shared)) return false;
@@ -76,7 +76,7 @@ WEFT_HD bool ringReduceScatter(const T* in, T* out, size_t count, size_t stride,
     return in + static_cast<size_t>(rankAt[(ring.rank - s - 1 + 2 * n) % n]) * stride;
   };
   const size_t pieceElems = ring.send.slotBytes / sizeof(T);
-  uint64_t sent = ring.seq, received = ring.seq;
+  uint64_t sent = ring.sendSeq, received = ring.recvSeq;
   uint64_t bytes = 0;
   for (size_t offset = 0; offset < count; offset += pieceElems) {
     const size_t len = count - offset < pieceElems ? count - offset : pieceElems;

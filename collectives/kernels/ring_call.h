@@ -1,18 +1,19 @@
-// One collective (allreduce, allgather or reduce-scatter) of the GPU-driven
-// ring between processes, as the kernel sees it: the argument block the host
-// writes into pinned memory before the stream lets the kernel start
-// (src/device/device_ring.h), and what each CTA does with it. Host-device
-// code: the CUDA kernel (ring_call_kernel.cu) and the fake CUDA of the tests
-// (threads as CTAs) run this same function.
+// One collective (allreduce, allgather, reduce-scatter, broadcast or reduce)
+// of the GPU-driven ring between processes, as the kernel sees it: the
+// argument block the host writes into pinned memory before the stream lets
+// the kernel start (src/device/device_ring.h), and what each CTA does with
+// it. Host-device code: the CUDA kernel (ring_call_kernel.cu) and the fake
+// CUDA of the tests (threads as CTAs) run this same function.
 //
 // The buffer (allgather, reduce-scatter: every rank's block alike) is cut
 // into one contiguous share per CTA; CTA c runs the ring schedule
-// (ring_allreduce_schedule.h, ring_block_schedule.h) on its share over its
-// own pair of channels (send[c] to the next position, recv[c] from the
-// previous one), so CTAs never share a FIFO. Message numbers continue from
-// call to call: the host keeps, per CTA, the number of messages its channels
-// carried so far (seq[c]) and adds ringCallMessages() of each call, which
-// every rank computes alike.
+// (ring_allreduce_schedule.h, ring_block_schedule.h, ring_chain_schedule.h)
+// on its share over its own pair of channels (send[c] to the next position,
+// recv[c] from the previous one), so CTAs never share a FIFO. Message
+// numbers continue from call to call: the host keeps, per CTA, the number of
+// messages its send and receive channels carried so far (sendSeq[c],
+// recvSeq[c]) and adds ringCallMessages() of each call for each link, which
+// both ends of a link compute alike.
 #pragma once
 
 #include <cstddef>
@@ -20,6 +21,7 @@
 
 #include "collectives/kernels/ring_allreduce_schedule.h"
 #include "collectives/kernels/ring_block_schedule.h"
+#include "collectives/kernels/ring_chain_schedule.h"
 
 namespace weft {
 namespace dev {
@@ -28,7 +30,13 @@ constexpr int kMaxRingCtas = 32;
 constexpr int32_t kRingCtaDone = 1;
 constexpr int32_t kRingCtaAborted = 2;
 
-enum RingKind : int32_t { kRingAllReduce = 0, kRingAllGather = 1, kRingReduceScatter = 2 };
+enum RingKind : int32_t {
+  kRingAllReduce = 0,
+  kRingAllGather = 1,
+  kRingReduceScatter = 2,
+  kRingBroadcast = 3,
+  kRingReduce = 4
+};
 
 struct RingCall {
   const void* in;  // device-visible addresses
@@ -38,11 +46,12 @@ struct RingCall {
   int32_t nranks;
   int32_t nctas;
   int32_t elemBytes;
-  int32_t kind;  // RingKind
-  int32_t pad;
+  int32_t kind;           // RingKind
+  int32_t rootPos;        // broadcast, reduce: the root's ring position
   const int* abort;       // the call's abort word (device-visible): non-zero stops every wait
   const int32_t* rankAt;  // [position] -> rank (device-visible; allgather, reduce-scatter)
-  uint64_t seq[kMaxRingCtas];
+  uint64_t sendSeq[kMaxRingCtas];  // the call's first message number on send[c]
+  uint64_t recvSeq[kMaxRingCtas];  // and on recv[c]
   Channel send[kMaxRingCtas];
   Channel recv[kMaxRingCtas];
   int32_t status[kMaxRingCtas];  // each CTA writes kRingCtaDone or kRingCtaAborted at its end
@@ -73,11 +82,21 @@ WEFT_HD uint64_t ringMessages(uint64_t count, int nranks, uint32_t slotBytes, in
   return pieces * (2 * n - 2);
 }
 
-// The messages of one CTA's share (`count` elements of it) of a call of `kind`.
+// The messages of one CTA's share (`count` elements of it) of a call of
+// `kind` on the link from position `from` to from + 1 (rooted kinds leave
+// one link idle; the others load every link alike).
 WEFT_HD uint64_t ringCallMessages(int32_t kind, uint64_t count, int nranks, uint32_t slotBytes,
-                                  int elemBytes) {
-  return kind == kRingAllReduce ? ringMessages(count, nranks, slotBytes, elemBytes)
-                                : ringBlockMessages(count, nranks, slotBytes, elemBytes);
+                                  int elemBytes, int from = 0, int rootPos = 0) {
+  switch (kind) {
+    case kRingAllReduce:
+      return ringMessages(count, nranks, slotBytes, elemBytes);
+    case kRingBroadcast:
+    case kRingReduce:
+      return ringChainMessages(kind == kRingBroadcast, count, nranks, slotBytes, elemBytes, from,
+                               rootPos);
+    default:
+      return ringBlockMessages(count, nranks, slotBytes, elemBytes);
+  }
 }
 
 // What CTA `c` of the kernel does. The abort word is checked first, so a call
@@ -91,9 +110,12 @@ WEFT_HD void runRingCta(RingCall* call, int c, const Lanes& lanes, int* shared) 
   if (ok) {
     uint64_t begin = 0, len = 0;
     ringCtaShare(call->count, call->nctas, c, &begin, &len);
-    RingArgs ring{call->rank, call->nranks, call->send[c], call->recv[c], call->seq[c]};
-    const T* in = static_cast<const T*>(call->in) + begin;
-    T* out = static_cast<T*>(call->out) + begin;
+    RingArgs ring{call->rank,    call->nranks,     call->send[c],
+                  call->recv[c], call->sendSeq[c], call->recvSeq[c]};
+    // A buffer the kind does not use on this rank may be null (broadcast's
+    // input off the root, reduce's output off it).
+    const T* in = call->in != nullptr ? static_cast<const T*>(call->in) + begin : nullptr;
+    T* out = call->out != nullptr ? static_cast<T*>(call->out) + begin : nullptr;
     const size_t n = static_cast<size_t>(len), stride = static_cast<size_t>(call->count);
     const int32_t kind = Kind >= 0 ? Kind : call->kind;
     if constexpr (Kind < 0 || Kind == kRingAllGather)
@@ -104,6 +126,12 @@ WEFT_HD void runRingCta(RingCall* call, int c, const Lanes& lanes, int* shared) 
         ok = ringReduceScatter<T, Op>(in, out, n, stride, call->rankAt, ring, lanes, shared);
     if constexpr (Kind < 0 || Kind == kRingAllReduce)
       if (kind == kRingAllReduce) ok = ringAllreduce<T, Op>(in, out, n, ring, lanes, shared);
+    if constexpr (Kind < 0 || Kind == kRingBroadcast)
+      if (kind == kRingBroadcast)
+        ok = ringBroadcast<T>(in, out, n, call->rootPos, ring, lanes, shared);
+    if constexpr (Kind < 0 || Kind == kRingReduce)
+      if (kind == kRingReduce)
+        ok = ringReduce<T, Op>(in, out, n, call->rootPos, ring, lanes, shared);
   }
   if (lanes.index() == 0) call->status[c] = ok ? kRingCtaDone : kRingCtaAborted;
 }

@@ -1,13 +1,12 @@
-// The GPU ring's kernel as libweft launches it for an allreduce, allgather or
-// reduce-scatter on a stream (src/device/device_ring.h): CTA c runs
-// runRingCta (ring_call.h) on its share, over channels whose FIFOs live in
-// this GPU's memory and in the ring neighbours' (mapped through CUDA IPC), or
-// in pinned host memory that the host proxy serves. Instantiated per kind:
-// allreduce and reduce-scatter for every datatype with sum, prod, max and
-// min, allgather (which reduces nothing) once per datatype: 90 kernels, each
-// holding one schedule, so that none carries the registers of another kind's
-// (nvcc takes about 47 s for this file on a 2-core CI machine, 29 s when it
-// held allreduce alone).
+// The GPU ring's kernel as libweft launches it for an allreduce, allgather,
+// reduce-scatter, broadcast or reduce on a stream (src/device/device_ring.h):
+// CTA c runs runRingCta (ring_call.h) on its share, over channels whose FIFOs
+// live in this GPU's memory and in the ring neighbours' (mapped through CUDA
+// IPC), or in pinned host memory that the host proxy serves. Instantiated per
+// kind, so that no kernel carries the registers of another kind's schedule:
+// the reducing kinds for every datatype with sum, prod, max and min (120),
+// the copying ones per element size (8). nvcc takes about 57 s for this file
+// on a 2-core CI machine (sm_80, sm_90 and PTX).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -60,6 +59,29 @@ cudaError_t launchOp(weftRedOp_t op, dev::RingCall* call, int nctas, cudaStream_
   return cudaGetLastError();
 }
 
+// The kinds that move data without reducing it run on the unsigned integer
+// type of the element's size: one kernel per size, not per datatype.
+template <int Kind>
+cudaError_t launchCopy(size_t elemBytes, dev::RingCall* call, int nctas, cudaStream_t stream) {
+  switch (elemBytes) {
+    case 1:
+      ringCallKernel<uint8_t, dev::OpSum, Kind><<<nctas, kThreads, 0, stream>>>(call);
+      break;
+    case 2:
+      ringCallKernel<uint16_t, dev::OpSum, Kind><<<nctas, kThreads, 0, stream>>>(call);
+      break;
+    case 4:
+      ringCallKernel<uint32_t, dev::OpSum, Kind><<<nctas, kThreads, 0, stream>>>(call);
+      break;
+    case 8:
+      ringCallKernel<uint64_t, dev::OpSum, Kind><<<nctas, kThreads, 0, stream>>>(call);
+      break;
+    default:
+      return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
 template <typename T>
 cudaError_t launchKind(int32_t kind, weftRedOp_t op, dev::RingCall* call, int nctas,
                        cudaStream_t stream) {
@@ -68,9 +90,12 @@ cudaError_t launchKind(int32_t kind, weftRedOp_t op, dev::RingCall* call, int nc
       return launchOp<T, dev::kRingAllReduce>(op, call, nctas, stream);
     case dev::kRingReduceScatter:
       return launchOp<T, dev::kRingReduceScatter>(op, call, nctas, stream);
-    case dev::kRingAllGather:  // no reduction: one kernel per datatype
-      ringCallKernel<T, dev::OpSum, dev::kRingAllGather><<<nctas, kThreads, 0, stream>>>(call);
-      return cudaGetLastError();
+    case dev::kRingReduce:
+      return launchOp<T, dev::kRingReduce>(op, call, nctas, stream);
+    case dev::kRingAllGather:
+      return launchCopy<dev::kRingAllGather>(sizeof(T), call, nctas, stream);
+    case dev::kRingBroadcast:
+      return launchCopy<dev::kRingBroadcast>(sizeof(T), call, nctas, stream);
     default:
       return cudaErrorInvalidValue;
   }

@@ -85,9 +85,9 @@ const std::vector<ConfigVar>& configVars() {
        "numbers through the bootstrap; needs an IP address on the port's netdev (RoCE) or IPoIB "
        "interface."},
       {"WEFT_GPU_RING", "1",
-       "1: allreduce, reduce-scatter (sum, prod, max, min) and allgather on a CUDA stream run "
-       "weft's ring kernel (peer GPU memory within a node, a host proxy between nodes); 0: stage "
-       "through host memory."},
+       "1: allreduce, reduce-scatter, reduce (sum, prod, max, min), allgather and broadcast on a "
+       "CUDA stream run weft's ring kernel (peer GPU memory within a node, a host proxy between "
+       "nodes); 0: stage through host memory."},
       {"WEFT_MAX_CTAS", "8",
        "Most thread blocks (CTAs) weft's ring kernel uses per call (1 to 32); the rest of the GPU "
        "stays free for compute kernels."},

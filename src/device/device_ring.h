@@ -1,9 +1,9 @@
-// The CUDA executor's GPU ring: an allreduce, allgather or reduce-scatter on
-// a CUDA stream runs the data-movement kernel (collectives/kernels/
-// ring_call.h) over the channels of the p2p transport (transports/p2p/
-// p2p_ring.h), which live in the ranks' own GPU memory (or, between nodes, in
-// pinned host FIFOs that the host proxy carries), so the host does nothing per
-// chunk within a node.
+// The CUDA executor's GPU ring: an allreduce, allgather, reduce-scatter,
+// broadcast or reduce on a CUDA stream runs the data-movement kernel
+// (collectives/kernels/ring_call.h) over the channels of the p2p transport
+// (transports/p2p/p2p_ring.h), which live in the ranks' own GPU memory (or,
+// between nodes, in pinned host FIFOs that the host proxy carries), so the
+// host does nothing per chunk within a node.
 //
 // Per call, on the caller's stream: ready := g; wait done >= g; kernel;
 // freed := g (the flags of a staging block, staging_pool.h, whose data holds
@@ -24,8 +24,8 @@ struct weftComm;
 namespace weft {
 
 // Whether `call` (validated, on a stream, alone: not in a group) runs on the
-// ring: the ring is on, and it is an allreduce or reduce-scatter (sum, prod,
-// max, min) or an allgather, of at least one element.
+// ring: the ring is on, and it is an allreduce, reduce-scatter or reduce
+// (sum, prod, max, min), an allgather or a broadcast, of at least one element.
 bool useDeviceRing(weftComm* comm, const Call& call);
 // Enqueues `call` as a ring kernel on its stream and queues its watch to the
 // progress thread. A call with buffers on another device than the ring's is

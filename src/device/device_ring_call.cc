@@ -22,8 +22,10 @@ namespace {
 
 static_assert(kMaxP2pChannels == dev::kMaxRingCtas, "one p2p channel per CTA");
 
+// Each channel's message counts once a call is over: the proxy's goal.
 struct RingEnd {
-  uint64_t seq[kMaxP2pChannels];
+  uint64_t send[kMaxP2pChannels];
+  uint64_t recv[kMaxP2pChannels];
 };
 
 // A CTA is worth its launch from this many bytes of the call on.
@@ -124,7 +126,7 @@ weftResult_t waitKernel(weftComm* comm, StagingBlock* block, uint32_t gen, const
 // `end`: each channel's message count once the call is over (the proxy's goal).
 weftResult_t watchRingCall(weftComm* comm, const Call& call, StagingBlock* block, uint32_t gen,
                            const RingEnd& end) {
-  comm->p2pRing.proxy.beginCall(end.seq);
+  comm->p2pRing.proxy.beginCall(end.send, end.recv);
   weftResult_t r = waitStreamReady(comm, block, gen, call);
   if (r == weftSuccess && comm->config.checkCalls) r = checkCallOnly(comm, call);
   if (r != weftSuccess) __atomic_store_n(block->abort, 1, __ATOMIC_RELAXED);
@@ -147,15 +149,24 @@ weftResult_t deviceAddressOf(const PointerInfo& info, const void* ptr, const voi
 }
 
 int32_t ringKindOf(CollKind kind) {
-  return kind == CollKind::kAllGather       ? dev::kRingAllGather
-         : kind == CollKind::kReduceScatter ? dev::kRingReduceScatter
-                                            : dev::kRingAllReduce;
+  switch (kind) {
+    case CollKind::kAllGather:
+      return dev::kRingAllGather;
+    case CollKind::kReduceScatter:
+      return dev::kRingReduceScatter;
+    case CollKind::kBroadcast:
+      return dev::kRingBroadcast;
+    case CollKind::kReduce:
+      return dev::kRingReduce;
+    default:
+      return dev::kRingAllReduce;
+  }
 }
 
 // Fills the kernel's argument block for `call`; returns the message count of
-// each channel through msgs.
+// each channel's outgoing and incoming link through sendMsgs and recvMsgs.
 weftResult_t fillArgs(weftComm* comm, const Call& call, StagingBlock* block, dev::RingCall* args,
-                      uint64_t* msgs) {
+                      uint64_t* sendMsgs, uint64_t* recvMsgs) {
   P2pRing& ring = comm->p2pRing;
   std::memset(args, 0, sizeof(*args));
   const void* in = nullptr;
@@ -171,18 +182,27 @@ weftResult_t fillArgs(weftComm* comm, const Call& call, StagingBlock* block, dev
   args->nranks = comm->nranks;
   args->elemBytes = static_cast<int32_t>(datatypeSize(call.args.datatype));
   args->kind = ringKindOf(call.kind);
-  // CTAs by the bytes each rank sends: a block-wise collective moves n blocks.
-  const uint64_t moved =
-      args->count * static_cast<uint64_t>(args->elemBytes) *
-      (args->kind == dev::kRingAllReduce ? 1u : static_cast<uint64_t>(comm->nranks));
+  const int n = comm->nranks;
+  args->rootPos = 0;
+  if (args->kind == dev::kRingBroadcast || args->kind == dev::kRingReduce)
+    while (args->rootPos < n && ring.rankAt[args->rootPos] != call.args.root) ++args->rootPos;
+  // CTAs by the bytes a link carries: a block-wise collective moves n blocks.
+  const bool blocks = args->kind == dev::kRingAllGather || args->kind == dev::kRingReduceScatter;
+  const uint64_t moved = args->count * static_cast<uint64_t>(args->elemBytes) *
+                         (blocks ? static_cast<uint64_t>(n) : 1u);
   args->nctas = ctasFor(moved, ring.channels);
   args->abort = static_cast<const int*>(abortWord);
   args->rankAt = ring.rankAtDevice;
   for (int c = 0; c < args->nctas; ++c) {
     uint64_t begin = 0, len = 0;
     dev::ringCtaShare(args->count, args->nctas, c, &begin, &len);
-    msgs[c] = dev::ringCallMessages(args->kind, len, comm->nranks, kRingSlotBytes, args->elemBytes);
-    args->seq[c] = ring.seq[c];
+    // Our outgoing link starts at our position, the incoming one before it.
+    sendMsgs[c] = dev::ringCallMessages(args->kind, len, n, kRingSlotBytes, args->elemBytes,
+                                        ring.pos, args->rootPos);
+    recvMsgs[c] = dev::ringCallMessages(args->kind, len, n, kRingSlotBytes, args->elemBytes,
+                                        (ring.pos + n - 1) % n, args->rootPos);
+    args->sendSeq[c] = ring.sendSeq[c];
+    args->recvSeq[c] = ring.recvSeq[c];
     args->send[c] = ring.send[c];
     args->recv[c] = ring.recv[c];
     args->send[c].abort = args->recv[c].abort = args->abort;
@@ -198,9 +218,11 @@ bool useDeviceRing(weftComm* comm, const Call& call) {
   const bool ringOp = op == weftSum || op == weftProd || op == weftMax || op == weftMin;
   switch (call.kind) {
     case CollKind::kAllGather:
+    case CollKind::kBroadcast:
       return true;
     case CollKind::kAllReduce:
     case CollKind::kReduceScatter:
+    case CollKind::kReduce:
       return ringOp;
     default:
       return false;
@@ -222,8 +244,8 @@ weftResult_t enqueueRingCall(weftComm* comm, const Call& call) {
   // Held: the watch below reads the block's "freed" (staging_pool.h).
   WEFT_CHECK(comm->streamStaging->acquire(sizeof(dev::RingCall), &block, true));
   auto* args = reinterpret_cast<dev::RingCall*>(block->data);
-  uint64_t msgs[kMaxP2pChannels] = {};
-  weftResult_t r = fillArgs(comm, call, block, args, msgs);
+  uint64_t sendMsgs[kMaxP2pChannels] = {}, recvMsgs[kMaxP2pChannels] = {};
+  weftResult_t r = fillArgs(comm, call, block, args, sendMsgs, recvMsgs);
   if (r != weftSuccess) {
     comm->streamStaging->release(block);
     return r;
@@ -243,10 +265,11 @@ weftResult_t enqueueRingCall(weftComm* comm, const Call& call) {
   };
   op(rt->writeFlagAsync(block->ready, gen, stream));
   if (r == weftSuccess) op(rt->waitFlagAsync(block->done, gen, stream));
+  // Allgather and broadcast reduce nothing: their op field is whatever the
+  // caller left there, so they launch as sum (the launcher ignores it).
+  const bool copies = call.kind == CollKind::kAllGather || call.kind == CollKind::kBroadcast;
   if (r == weftSuccess)
-    // An allgather reduces nothing: any op's kernel of its datatype runs it.
-    op(rt->launchRing(call.args.datatype,
-                      call.kind == CollKind::kAllGather ? weftSum : call.args.op, args, args->nctas,
+    op(rt->launchRing(call.args.datatype, copies ? weftSum : call.args.op, args, args->nctas,
                       stream));
   if (r == weftSuccess) op(rt->writeFlagAsync(block->freed, gen, stream));
   rt->endEnqueue(saved);
@@ -264,7 +287,10 @@ weftResult_t enqueueRingCall(weftComm* comm, const Call& call) {
     return r;
   }
   RingEnd end;
-  for (int c = 0; c < kMaxP2pChannels; ++c) end.seq[c] = ring.seq[c] += msgs[c];
+  for (int c = 0; c < kMaxP2pChannels; ++c) {
+    end.send[c] = ring.sendSeq[c] += sendMsgs[c];
+    end.recv[c] = ring.recvSeq[c] += recvMsgs[c];
+  }
   auto* req = new weftRequest();
   req->detached = true;  // nobody waits for it: the stream does
   req->work = [comm, call, block, gen, end] { return watchRingCall(comm, call, block, gen, end); };

@@ -50,7 +50,7 @@ std::atomic<uint64_t> killAfter{0};  // killDuringRingKernel (0: off)
 
 // Kills the process once CTA 0 posted `messages` messages of this call.
 void killWhenPosted(const dev::RingCall& call, uint64_t messages) {
-  while (dev::loadAcquire(call.send[0].tail) < call.seq[0] + messages) sched_yield();
+  while (dev::loadAcquire(call.send[0].tail) < call.sendSeq[0] + messages) sched_yield();
   raise(SIGKILL);
 }
 

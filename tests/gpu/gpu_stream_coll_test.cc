@@ -1,9 +1,9 @@
 // The CUDA stream path of weft.h on a real GPU: two ranks of one process
 // (weftCommInitAll) sharing the GPU, each with its own cudaStream_t, run
-// allreduce (and allgather, reduce-scatter) on cudaMalloc buffers for every
-// datatype and op and check the results against the exact references of
-// tests/mp/mp_values.h; then a
-// pinned-buffer call, several calls in flight, and the refusal of device
+// allreduce (and allgather, reduce-scatter, broadcast, reduce) on cudaMalloc
+// buffers for every datatype and op and check the results against the exact
+// references of tests/mp/mp_values.h; then a pinned-buffer call, several
+// calls in flight, and the refusal of device
 // memory on the host path. One thread drives both ranks: calls on a stream
 // return without waiting, so it needs no group. Where no GPU is visible every
 // test says "SKIPPED: no GPU".
@@ -138,6 +138,55 @@ TEST_F(GpuStream, AllGatherAndReduceScatterEveryType) {
       for (weftRedOp_t op : mp::kAllOps)
         EXPECT_EQ(blocks(false, dt, op, count), "")
             << "reduce-scatter " << mp::dtName(dt) << " op " << op << " x" << count;
+    }
+  }
+}
+
+// Broadcast from rank 1 and reduce to rank 1 of every datatype (sum).
+TEST_F(GpuStream, BroadcastAndReduceEveryType) {
+  const int root = 1;
+  for (weftDataType_t dt : mp::kAllTypes) {
+    for (size_t count : {size_t{1}, size_t{1031}, size_t{(1 << 20) + 3}}) {
+      const size_t b = count * mp::dtSize(dt);
+      std::vector<unsigned char> data(b), in(b), want(b), got(b);
+      mp::fillPattern(data.data(), b, mp::seedOf(root, count, 5));
+      const bool reducible = mp::dtReducible(dt);
+      if (reducible) mp::fillReduceExpected(dt, weftSum, kRanks, 0, count, want.data());
+      void* bcast[kRanks] = {};
+      void* send[kRanks] = {};
+      void* recv[kRanks] = {};
+      for (int r = 0; r < kRanks; ++r) {
+        cudaMalloc(&bcast[r], b);
+        cudaMalloc(&send[r], b);
+        cudaMalloc(&recv[r], b);
+        if (r == root) cudaMemcpy(bcast[r], data.data(), b, cudaMemcpyHostToDevice);
+        mp::fillReduceInput(dt, weftSum, r, 0, count, in.data());
+        cudaMemcpy(send[r], in.data(), b, cudaMemcpyHostToDevice);
+      }
+      for (int r = 0; r < kRanks; ++r) {
+        EXPECT_EQ(weftBroadcast(bcast[r], bcast[r], count, dt, root, comms_[r], streams_[r]),
+                  weftSuccess)
+            << weftGetLastError(nullptr);
+        if (reducible) {
+          EXPECT_EQ(weftReduce(send[r], recv[r], count, dt, weftSum, root, comms_[r], streams_[r]),
+                    weftSuccess)
+              << weftGetLastError(nullptr);
+        }
+      }
+      for (int r = 0; r < kRanks; ++r) {
+        cudaStreamSynchronize(streams_[r]);
+        cudaMemcpy(got.data(), bcast[r], b, cudaMemcpyDeviceToHost);
+        EXPECT_EQ(mp::compareElems(weftUint8, got.data(), data.data(), b), "")
+            << "broadcast " << mp::dtName(dt) << " x" << count << " on rank " << r;
+        if (reducible && r == root) {
+          cudaMemcpy(got.data(), recv[r], b, cudaMemcpyDeviceToHost);
+          EXPECT_EQ(mp::compareElems(dt, got.data(), want.data(), count), "")
+              << "reduce " << mp::dtName(dt) << " x" << count;
+        }
+        cudaFree(bcast[r]);
+        cudaFree(send[r]);
+        cudaFree(recv[r]);
+      }
     }
   }
 }

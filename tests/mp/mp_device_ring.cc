@@ -1,6 +1,6 @@
 // mp_device: the GPU ring (src/device/device_ring.h) under the fake CUDA,
 // whose "kernel" runs the real ring schedule with one thread per CTA: calls
-// (allreduce, allgather, reduce-scatter) large enough for every CTA and many
+// (allreduce, allgather, reduce-scatter, broadcast, reduce) large enough for every CTA and many
 // pieces per CTA, calls on two streams of
 // one communicator with no synchronisation between them (the ring must run
 // them one at a time, in API order, on every rank), pinned host buffers, a
@@ -98,6 +98,33 @@ bool checkRing(Ctx& c) {
                compareElems(weftInt32, grecv.download().data(), all.data(), per * n));
     expectSame(c, "ring reduce-scatter, every CTA",
                compareElems(weftFloat32, rrecv.download().data(), want.data(), per));
+  }
+
+  // Broadcast and reduce of 1M + 3 elements: every CTA, the last rank as root.
+  {
+    const size_t count = 1024 * 1024 + 3, b = count * 4;
+    const int root = c.nranks - 1;
+    std::vector<unsigned char> data(b), in(b), want(b);
+    mp::fillPattern(data.data(), b, mp::seedOf(root, count, 9));
+    DevBuf bbuf(b);
+    if (c.rank == root) bbuf.upload(data.data());
+    ok = callOk(c, "ring broadcast x" + std::to_string(count),
+                weftBroadcast(bbuf.p(), bbuf.p(), count, weftInt32, root, c.comm, c.stream));
+    mp::fillReduceInput(weftFloat32, weftMax, c.rank, 0, count, in.data());
+    mp::fillReduceExpected(weftFloat32, weftMax, c.nranks, 0, count, want.data());
+    DevBuf rsend(b), rrecv(b);
+    rsend.upload(in.data());
+    if (ok)
+      ok = callOk(
+          c, "ring reduce x" + std::to_string(count),
+          weftReduce(rsend.p(), rrecv.p(), count, weftFloat32, weftMax, root, c.comm, c.stream));
+    sync(c);
+    if (!ok) return false;
+    expectSame(c, "ring broadcast, every CTA, in place",
+               compareElems(weftInt32, bbuf.download().data(), data.data(), count));
+    if (c.rank == root)
+      expectSame(c, "ring reduce, every CTA",
+                 compareElems(weftFloat32, rrecv.download().data(), want.data(), count));
   }
 
   // Two streams, no synchronisation in between: the kernels of one

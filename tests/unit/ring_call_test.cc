@@ -73,7 +73,7 @@ TEST(RingCall, MessageNumbersCarryAcrossCalls) {
         call.elemBytes = 4;
         call.abort = &abort;
         for (int c = 0; c < nctas; ++c) {
-          call.seq[c] = seq[c];
+          call.sendSeq[c] = call.recvSeq[c] = seq[c];
           call.send[c] = fifos[c * n + r]->channel(&abort);
           call.recv[c] = fifos[c * n + (r + n - 1) % n]->channel(&abort);
         }
@@ -154,7 +154,7 @@ void runBlockCalls(int32_t kind, bool inPlace) {
         call.abort = &abort;
         call.rankAt = rankAt.data();
         for (int c = 0; c < nctas; ++c) {
-          call.seq[c] = seq[c];
+          call.sendSeq[c] = call.recvSeq[c] = seq[c];
           call.send[c] = fifos[c * n + p]->channel(&abort);
           call.recv[c] = fifos[c * n + (p + n - 1) % n]->channel(&abort);
         }
@@ -197,6 +197,97 @@ void runBlockCalls(int32_t kind, bool inPlace) {
     }
   }
 }
+
+// Broadcast and reduce (ring_chain_schedule.h) through runRingCta: every
+// root, the ring visiting ranks out of order, two CTAs, small slots, several
+// calls in a row. The link into the root (broadcast) or out of it (reduce)
+// carries nothing, so every link keeps its own message count.
+void runChainCalls(int32_t kind, bool inPlace) {
+  const uint32_t kSlotBytes = 64;
+  const bool bcast = kind == weft::dev::kRingBroadcast;
+  for (int n : {1, 2, 3, 4}) {
+    const int nctas = 2;
+    std::vector<int32_t> rankAt(static_cast<size_t>(n));
+    for (int p = 0; p < n; ++p) rankAt[p] = n - 1 - p;
+    std::vector<std::unique_ptr<Fifo>> fifos;  // [cta * n + p]: position p -> p + 1
+    for (int i = 0; i < nctas * n; ++i) fifos.push_back(std::make_unique<Fifo>(2, kSlotBytes));
+    std::vector<uint64_t> link(static_cast<size_t>(nctas * n), 0);  // messages per link so far
+    int abort = 0;
+    for (int rootRank = 0; rootRank < n; ++rootRank) {
+      for (uint64_t count : {100ull, 1ull, 333ull}) {
+        int rootPos = 0;
+        while (rankAt[rootPos] != rootRank) ++rootPos;
+        auto value = [](int rank, uint64_t i) { return static_cast<int32_t>(i % 13) + 3 * rank; };
+        std::vector<std::vector<int32_t>> in(n, std::vector<int32_t>(count));
+        std::vector<std::vector<int32_t>> out(n, std::vector<int32_t>(count, -7));
+        std::vector<RingCall> calls(n);
+        for (int p = 0; p < n; ++p) {
+          for (uint64_t i = 0; i < count; ++i) in[p][i] = value(rankAt[p], i);
+          RingCall& call = calls[p];
+          std::memset(&call, 0, sizeof(call));
+          const bool root = p == rootPos;
+          call.in = bcast && !root ? nullptr : in[p].data();
+          call.out = !bcast && !root ? nullptr : (inPlace && root ? in[p].data() : out[p].data());
+          call.count = count;
+          call.rank = p;
+          call.nranks = n;
+          call.nctas = nctas;
+          call.elemBytes = 4;
+          call.kind = kind;
+          call.rootPos = rootPos;
+          call.abort = &abort;
+          call.rankAt = rankAt.data();
+          for (int c = 0; c < nctas; ++c) {
+            call.sendSeq[c] = link[c * n + p];
+            call.recvSeq[c] = link[c * n + (p + n - 1) % n];
+            call.send[c] = fifos[c * n + p]->channel(&abort);
+            call.recv[c] = fifos[c * n + (p + n - 1) % n]->channel(&abort);
+          }
+        }
+        std::vector<std::thread> threads;
+        std::vector<int> shared(static_cast<size_t>(n * nctas));
+        for (int p = 0; p < n; ++p)
+          for (int c = 0; c < nctas; ++c)
+            threads.emplace_back([&, p, c] {
+              weft::dev::runRingCta<int32_t, weft::dev::OpSum>(&calls[p], c, weft::dev::HostLanes{},
+                                                               &shared[p * nctas + c]);
+            });
+        for (auto& t : threads) t.join();
+        for (int c = 0; c < nctas; ++c) {
+          uint64_t begin = 0, len = 0;
+          weft::dev::ringCtaShare(count, nctas, c, &begin, &len);
+          for (int p = 0; p < n; ++p) {
+            ASSERT_EQ(calls[p].status[c], weft::dev::kRingCtaDone);
+            link[c * n + p] += weft::dev::ringCallMessages(kind, len, n, kSlotBytes, 4, p, rootPos);
+          }
+          for (int p = 0; p < n; ++p) {
+            EXPECT_EQ(fifos[c * n + p]->tail, link[c * n + p]) << n << " ranks, link " << p;
+            EXPECT_EQ(fifos[c * n + p]->head, link[c * n + p]) << n << " ranks, link " << p;
+          }
+        }
+        for (int p = 0; p < n; ++p) {
+          const bool root = p == rootPos;
+          if (!bcast && !root) continue;  // reduce: only the root's output is defined
+          const int32_t* got = static_cast<const int32_t*>(calls[p].out);
+          for (uint64_t i = 0; i < count; ++i) {
+            int32_t want = value(rootRank, i);
+            if (!bcast) {
+              want = 0;
+              for (int q = 0; q < n; ++q) want += value(q, i);
+            }
+            ASSERT_EQ(got[i], want)
+                << n << " ranks, root " << rootRank << ", position " << p << ", element " << i;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(RingCall, BroadcastFromEveryRoot) { runChainCalls(weft::dev::kRingBroadcast, false); }
+TEST(RingCall, BroadcastInPlace) { runChainCalls(weft::dev::kRingBroadcast, true); }
+TEST(RingCall, ReduceToEveryRoot) { runChainCalls(weft::dev::kRingReduce, false); }
+TEST(RingCall, ReduceInPlace) { runChainCalls(weft::dev::kRingReduce, true); }
 
 TEST(RingCall, AllgatherPlacesBlocksByRank) { runBlockCalls(weft::dev::kRingAllGather, false); }
 TEST(RingCall, AllgatherInPlace) { runBlockCalls(weft::dev::kRingAllGather, true); }

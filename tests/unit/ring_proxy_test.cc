@@ -137,7 +137,7 @@ void runCalls(int n, int channels, int streams) {
       call.elemBytes = 4;
       call.abort = &abort;
       for (int c = 0; c < channels; ++c) {
-        call.seq[c] = seq[c];
+        call.sendSeq[c] = call.recvSeq[c] = seq[c];
         call.send[c] = ranks[r]->fifo(ranks[r]->outbox, c, &abort);
         call.recv[c] = ranks[r]->fifo(ranks[r]->inbox, c, &abort);
       }
@@ -147,7 +147,7 @@ void runCalls(int n, int channels, int streams) {
       weft::dev::ringCtaShare(count, channels, c, &begin, &len);
       end[c] += weft::dev::ringMessages(len, n, weft::kRingSlotBytes, 4);
     }
-    for (auto& rank : ranks) rank->proxy.beginCall(end.data());
+    for (auto& rank : ranks) rank->proxy.beginCall(end.data(), end.data());
     std::atomic<int> running{n * channels};
     std::vector<std::thread> kernels;
     std::vector<int> shared(static_cast<size_t>(n * channels));
@@ -201,7 +201,7 @@ TEST(RingProxy, AFrameForAChannelThatDoesNotExistIsAnError) {
   Net net(2, 1);
   Rank r0(&net, 0, 2, 2);
   const uint64_t end[2] = {4, 4};
-  r0.proxy.beginCall(end);
+  r0.proxy.beginCall(end, end);
   const uint32_t bogus[4] = {7, 1, 16, 0};  // channel 7 of 2, data, 16 bytes
   net.at(1, 0, 0)->inject(bogus, sizeof(bogus));
   bool moved = false;
@@ -212,7 +212,7 @@ TEST(RingProxy, DataWithNoFreeSlotIsAnError) {
   Net net(2, 1);
   Rank r0(&net, 0, 2, 1);
   const uint64_t end[1] = {100};
-  r0.proxy.beginCall(end);
+  r0.proxy.beginCall(end, end);
   // Five messages of channel 0 in a row; the kernel consumed none, and there are four slots.
   for (int k = 0; k < 5; ++k) {
     const uint32_t frame[4] = {0, 1, 8, 0};

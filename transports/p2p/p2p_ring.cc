@@ -320,7 +320,8 @@ weftResult_t setUp(weftComm* comm) {
   ring.state = P2pRing::State::kOn;
   WEFT_INFO(
       COLL,
-      "rank %d: allreduce, allgather and reduce-scatter on a stream run the GPU ring kernel on "
+      "rank %d: allreduce, allgather, reduce-scatter, broadcast and reduce on a stream run the "
+      "GPU ring kernel on "
       "device %d: up to %d CTAs, "
       "%u slots of %u bytes per channel%s",
       comm->rank, device, ring.channels, kRingSlots, kRingSlotBytes, proxyNote(ring).c_str());

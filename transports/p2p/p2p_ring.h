@@ -62,7 +62,8 @@ struct P2pRing {
   const int32_t* rankAtDevice = nullptr;  // the kernels' address of it
   dev::Channel send[kMaxP2pChannels];
   dev::Channel recv[kMaxP2pChannels];
-  uint64_t seq[kMaxP2pChannels] = {};  // messages each channel carried so far
+  uint64_t sendSeq[kMaxP2pChannels] = {};  // messages each channel carried so far: out
+  uint64_t recvSeq[kMaxP2pChannels] = {};  // and in
 };
 
 // At communicator init, every rank (see the top of this file). An error is a

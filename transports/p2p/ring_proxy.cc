@@ -73,8 +73,11 @@ void RingProxy::init(ChannelTable* table, int channels, int next, int prev, unsi
   }
 }
 
-void RingProxy::beginCall(const uint64_t* end) {
-  for (int c = 0; c < channels_; ++c) lanes_[static_cast<size_t>(c)].end = end[c];
+void RingProxy::beginCall(const uint64_t* sendEnd, const uint64_t* recvEnd) {
+  for (int c = 0; c < channels_; ++c) {
+    lanes_[static_cast<size_t>(c)].sendEnd = sendEnd[c];
+    lanes_[static_cast<size_t>(c)].recvEnd = recvEnd[c];
+  }
 }
 
 bool RingProxy::busy(const Writer& w) const {
@@ -195,8 +198,8 @@ bool RingProxy::expecting(const Reader& rd) const {
   if (rd.payload != nullptr || rd.frameGot != 0) return true;  // within a frame
   for (int c = rd.stream; c < channels_; c += nstreams_) {
     const Lane& lane = lanes_[static_cast<size_t>(c)];
-    if (rd.fromNext && lane.credit < lane.end) return true;  // the last credit is end
-    if (rd.fromPrev && lane.landed < lane.end) return true;
+    if (rd.fromNext && lane.credit < lane.sendEnd) return true;  // the last credit is the end
+    if (rd.fromPrev && lane.landed < lane.recvEnd) return true;
   }
   return false;
 }
@@ -246,8 +249,10 @@ bool RingProxy::callDone() const {
   for (const Reader& rd : readers_)
     if (rd.payload != nullptr || rd.frameGot != 0) return false;
   for (const Lane& lane : lanes_) {
-    if (outbox_ != nullptr && (lane.sent != lane.end || lane.credit != lane.end)) return false;
-    if (inbox_ != nullptr && (lane.landed != lane.end || lane.credited != lane.end)) return false;
+    if (outbox_ != nullptr && (lane.sent != lane.sendEnd || lane.credit != lane.sendEnd))
+      return false;
+    if (inbox_ != nullptr && (lane.landed != lane.recvEnd || lane.credited != lane.recvEnd))
+      return false;
   }
   return true;
 }

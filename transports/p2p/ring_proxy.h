@@ -45,9 +45,10 @@ class RingProxy {
             unsigned char* inbox);
   bool active() const { return outbox_ != nullptr || inbox_ != nullptr; }
 
-  // The messages every channel carries once the current call is over
-  // (channels the call does not use: their current count).
-  void beginCall(const uint64_t* end);
+  // The messages every channel carries once the current call is over, to
+  // the next rank (sendEnd) and from the previous one (recvEnd); channels
+  // the call does not use keep their current counts.
+  void beginCall(const uint64_t* sendEnd, const uint64_t* recvEnd);
   // Moves whatever can move without blocking; *moved tells whether anything
   // did. A dead peer or a malformed frame is an error (weftRemoteError /
   // weftInternalError) with a sentence.
@@ -91,7 +92,8 @@ class RingProxy {
     uint64_t credit = 0;    // messages rank + 1 consumed (its credit frames)
     uint64_t landed = 0;    // data frames received into the inbox (= its tail)
     uint64_t credited = 0;  // inbox head value last put in a credit frame
-    uint64_t end = 0;       // the messages of this channel once the call is over
+    uint64_t sendEnd = 0;   // the messages to rank + 1 once the call is over
+    uint64_t recvEnd = 0;   // and from rank - 1
   };
 
   bool busy(const Writer& w) const;
