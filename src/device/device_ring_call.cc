@@ -60,6 +60,7 @@ weftResult_t waitKernel(weftComm* comm, StagingBlock* block, uint32_t gen, const
   Deadline deadline = Deadline::after(comm->config.timeoutSec);
   Backoff backoff(comm->config.spinUs);
   Clock::time_point nextPeek = Clock::now();
+  Clock::time_point goneAt = Clock::time_point::min();  // when a departed peer was first seen
   weftResult_t r = weftSuccess;
   RingProxy& proxy = comm->p2pRing.proxy;
   const bool proxied = proxy.active();
@@ -94,9 +95,20 @@ weftResult_t waitKernel(weftComm* comm, StagingBlock* block, uint32_t gen, const
     if (r == weftSuccess && Clock::now() >= nextPeek) {
       nextPeek = Clock::now() + std::chrono::milliseconds(10);
       const int gone = departedPeer(comm);
-      if (gone >= 0)
+      // A peer may leave right after its part of the call, while ours still
+      // finishes: give the kernel a grace second before failing the call.
+      if (gone >= 0 && goneAt == Clock::time_point::min()) goneAt = Clock::now();
+      if (gone >= 0 && Clock::now() - goneAt > std::chrono::seconds(1))
         r = setError(weftRemoteError, "%srank %d left (its connection closed)", what().c_str(),
                      gone);
+    }
+    // A call that finished while we looked (a peer may leave right after
+    // the last message) succeeded: a departure or failure after it is the
+    // next call's to report.
+    if (r != weftSuccess && flagReached(__atomic_load_n(block->freed, __ATOMIC_ACQUIRE), gen) &&
+        (!proxied || proxy.callDone())) {
+      r = weftSuccess;
+      break;
     }
     if (r != weftSuccess) {
       __atomic_store_n(block->abort, 1, __ATOMIC_RELAXED);
