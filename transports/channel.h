@@ -34,6 +34,17 @@ class Channel {
   // For doorbell channels: weftRemoteError when waitFd() became readable
   // because the peer is gone, else weftSuccess.
   virtual weftResult_t peerGone() const { return weftSuccess; }
+  // One-sided write (verbs only): `bytes` from local registered memory
+  // (lkey) to the peer's (remoteAddr, rkey), ordered before every byte this
+  // channel sends after it, so that the receiver, once it read those bytes,
+  // knows the write landed. *posted false: would block (send queue full).
+  virtual bool canPut() const { return false; }
+  virtual weftResult_t tryPut(uint64_t localAddr, uint32_t lkey, uint64_t remoteAddr, uint32_t rkey,
+                              size_t bytes, bool* posted) {
+    (void)localAddr, (void)lkey, (void)remoteAddr, (void)rkey, (void)bytes;
+    *posted = false;
+    return weftInternalError;
+  }
 };
 
 // Which channel reaches which peer: what a transport hands the collectives.

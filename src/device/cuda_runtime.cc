@@ -39,6 +39,8 @@ namespace {
 
 using PointerGetAttributesFn = CUresult (*)(unsigned, CUpointer_attribute*, void**, CUdeviceptr);
 using StreamValue32Fn = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned);
+using GetHandleForRangeFn = CUresult (*)(void*, CUdeviceptr, size_t, CUmemRangeHandleType,
+                                         unsigned long long);
 
 weftResult_t cudaFailed(const char* call, cudaError_t rc) {
   return setError(weftUnhandledCudaError, "%s failed: %s (%s)", call, cudaGetErrorName(rc),
@@ -58,6 +60,12 @@ void* driverEntryPoint(const char* name) {
     return nullptr;
   }
   return fn;
+}
+
+// nvidia-peermem (or the older nv_peer_mem) lets ibv_reg_mr pin GPU memory.
+bool peerMemoryModuleLoaded() {
+  return access("/sys/kernel/mm/memory_peers/nv_mem/version", F_OK) == 0 ||
+         access("/sys/module/nvidia_peermem", F_OK) == 0;
 }
 
 struct HostFlagWrite {
@@ -254,6 +262,33 @@ class CudaRuntime : public DeviceRuntime {
     return weftSuccess;
   }
   void freeDevice(void* ptr) override { cudaFree(ptr); }
+  // A dma-buf of the page-aligned range around [ptr, ptr + bytes) (CUDA 11.7
+  // driver API, reached through the runtime so weft need not link libcuda),
+  // and the address itself where nvidia-peermem is loaded.
+  NicAccess nicAccess(void* ptr, size_t bytes) override {
+    NicAccess out;
+    const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    const uintptr_t lo = reinterpret_cast<uintptr_t>(ptr) / page * page;
+    const uintptr_t hi = (reinterpret_cast<uintptr_t>(ptr) + bytes + page - 1) / page * page;
+    auto getHandle =
+        reinterpret_cast<GetHandleForRangeFn>(driverEntryPoint("cuMemGetHandleForAddressRange"));
+    int fd = -1;
+    const CUresult rc = getHandle == nullptr ? CUDA_ERROR_NOT_SUPPORTED
+                                             : getHandle(&fd, static_cast<CUdeviceptr>(lo), hi - lo,
+                                                         CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
+    if (rc == CUDA_SUCCESS) {
+      out.dmabufFd = fd;
+      out.dmabufOffset = reinterpret_cast<uintptr_t>(ptr) - lo;
+    }
+    if (peerMemoryModuleLoaded()) {
+      out.address = ptr;
+      out.addressVia = "nvidia-peermem";
+    }
+    if (out.dmabufFd < 0 && out.address == nullptr)
+      out.why = "cuMemGetHandleForAddressRange gave no dma-buf (CUresult " + std::to_string(rc) +
+                ") and nvidia-peermem is not loaded";
+    return out;
+  }
   weftResult_t openPeer(int device, const GpuExport& peer, void** ptr) override {
     int saved = -1;
     WEFT_CHECK(beginEnqueue(device, &saved));

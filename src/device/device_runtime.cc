@@ -93,6 +93,11 @@ void DeviceRuntime::closePeer(void*) {}
 weftResult_t DeviceRuntime::deviceAddress(const void*, const void**) {
   return noRing("deviceAddress");
 }
+NicAccess DeviceRuntime::nicAccess(void*, size_t) {
+  NicAccess none;
+  none.why = "this runtime has no device memory";
+  return none;
+}
 weftResult_t DeviceRuntime::launchRing(weftDataType_t, weftRedOp_t, dev::RingCall*, int, void*) {
   return noRing("launchRing");
 }

@@ -36,6 +36,16 @@ namespace dev {
 struct RingCall;
 }
 
+// How a NIC may reach device memory (GPUDirect RDMA; transports/ib/ib_memory.h).
+// Either or both ways may be offered; the verbs side tries the dma-buf first.
+struct NicAccess {
+  int dmabufFd = -1;          // >= 0: a dma-buf holding the range (the caller closes it)
+  uint64_t dmabufOffset = 0;  // where the range starts in it
+  void* address = nullptr;    // non-null: ibv_reg_mr may register this address
+  std::string addressVia;     // what makes that work ("nvidia-peermem"; the fake's view)
+  std::string why;            // neither: why not
+};
+
 struct PointerInfo {
   MemKind kind = MemKind::kHost;
   int device = -1;  // ordinal for kDevice and kManaged
@@ -96,6 +106,11 @@ class DeviceRuntime {
   virtual void closePeer(void* ptr);
   // The address kernels use for pinned host memory `ptr`.
   virtual weftResult_t deviceAddress(const void* ptr, const void** out);
+  // The ways a NIC may register [ptr, ptr + bytes) of device memory.
+  virtual NicAccess nicAccess(void* ptr, size_t bytes);
+  // Test hook: GPUDirect RDMA is allowed whatever the topology says (the
+  // fake's GPU is in no topology; fake::allowGdr). Never true for CUDA.
+  virtual bool gdrForced() { return false; }
   // Enqueues the ring kernel (ring_call.h) of `type` and `op` with `nctas`
   // CTAs on `stream`; `call` is pinned host memory the host finishes writing
   // before the stream reaches the kernel.

@@ -130,6 +130,14 @@ bool exportMemory(const void* ptr, GpuExport* out) {
   return true;
 }
 
+int dupMemoryFile(const void* ptr, uint64_t* offset) {
+  std::lock_guard<std::mutex> lock(mu);
+  const Alloc* a = find(ptr);
+  if (a == nullptr || a->fd < 0) return -1;
+  *offset = static_cast<uint64_t>(static_cast<const char*>(ptr) - a->user);
+  return fcntl(a->fd, F_DUPFD_CLOEXEC, 0);
+}
+
 void* openMemory(const GpuExport& peer) {
   if (peer.pid == static_cast<uint64_t>(getpid()))
     return reinterpret_cast<void*>(static_cast<uintptr_t>(peer.ptr));  // one address space

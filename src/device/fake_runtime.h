@@ -54,6 +54,9 @@ weftResult_t classifyFake(const void* ptr, PointerInfo* info);
 // device allocation; openMemory is nullptr when the file cannot be opened.
 bool exportMemory(const void* ptr, GpuExport* out);
 void* openMemory(const GpuExport& peer);
+// A new descriptor of the memfd behind fake device memory `ptr` (and ptr's
+// offset in it), or -1: what nicAccess offers in place of a dma-buf.
+int dupMemoryFile(const void* ptr, uint64_t* offset);
 void closeMemory(void* ptr);  // only undoes openMemory of another process's memory
 // The fake's ring "kernel" (fake_kernel.cc): runs the ring schedule of
 // collectives/kernels/ring_call.h with one host thread per CTA, on the
@@ -65,6 +68,9 @@ void killDuringRingKernel(uint64_t messages);
 // Test hook: this process's openPeer fails from now on, as between two GPUs
 // without peer access (the ring then proxies those edges over host memory).
 void refusePeerAccess();
+// Test hook: GPUDirect RDMA is allowed from now on (the fake GPU is in no
+// topology); the NIC registers the read-write view of fake device memory.
+void allowGdr();
 bool anyFakeDeviceMemory();
 
 }  // namespace fake

@@ -25,6 +25,7 @@ namespace fake {
 namespace {
 
 std::atomic<bool> peerAccessRefused{false};  // refusePeerAccess
+std::atomic<bool> gdrAllowed{false};         // allowGdr
 
 class Stream {
  public:
@@ -166,6 +167,18 @@ class FakeRuntime : public DeviceRuntime {
     *out = ptr;  // unified addressing
     return weftSuccess;
   }
+  // First the memfd in place of a dma-buf (a real dma-buf exporter it is
+  // not, so ibv_reg_dmabuf_mr refuses it and the fallback is exercised), then
+  // the read-write view for ibv_reg_mr: the host proxy only ever computes
+  // addresses in it, so the PROT_NONE view still catches a host access.
+  NicAccess nicAccess(void* ptr, size_t bytes) override {
+    NicAccess out;
+    out.dmabufFd = dupMemoryFile(ptr, &out.dmabufOffset);
+    out.address = accessible(ptr, bytes);
+    out.addressVia = "the fake runtime's read-write view";
+    return out;
+  }
+  bool gdrForced() override { return gdrAllowed.load(std::memory_order_relaxed); }
   weftResult_t launchRing(weftDataType_t type, weftRedOp_t op, dev::RingCall* call, int nctas,
                           void* stream) override {
     asStream(stream)->enqueue([type, op, call, nctas] { runRingKernel(type, op, call, nctas); });
@@ -197,6 +210,7 @@ void streamDestroy(void* stream) {
 }
 
 void refusePeerAccess() { peerAccessRefused.store(true, std::memory_order_relaxed); }
+void allowGdr() { gdrAllowed.store(true, std::memory_order_relaxed); }
 
 void streamSync(void* stream) { asStream(stream)->sync(); }
 void streamStall(void* stream) { asStream(stream)->stall(true); }

@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
   bool peerAbort = false;
   bool ringKill = false;
   int noPeerAccess = -1;
+  const char* gdr = nullptr;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
       only = argv[++i];
@@ -72,6 +73,8 @@ int main(int argc, char** argv) {
       if (!mp::applyLayout(argv[++i], "mp_device")) return 2;
     } else if (!std::strcmp(argv[i], "--no-peer-access") && i + 1 < argc) {
       noPeerAccess = std::atoi(argv[++i]);  // this rank's GPU ring mappings fail
+    } else if (!std::strcmp(argv[i], "--gdr") && i + 1 < argc) {
+      gdr = argv[++i];  // "all" or a rank: GPUDirect RDMA allowed there (fake::allowGdr)
     } else if (!std::strcmp(argv[i], "--peer-abort")) {
       peerAbort = true;
     } else if (!std::strcmp(argv[i], "--die") && i + 1 < argc &&
@@ -81,16 +84,18 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: mp_device [--only G,..] [--layout A,B,..] [--no-peer-access RANK] "
-                   "[--peer-abort]\n"
+                   "[--gdr all|RANK] [--peer-abort]\n"
                    "                 [--die sigkill]\n");
       return 2;
     }
   }
   weft::setDeviceRuntimeForTesting(weft::fake::runtime());
-  if (noPeerAccess >= 0) {
-    const char* rank = std::getenv("WEFT_RANK");
-    if (rank != nullptr && std::atoi(rank) == noPeerAccess) weft::fake::refusePeerAccess();
-  }
+  const char* myRank = std::getenv("WEFT_RANK");
+  if (noPeerAccess >= 0 && myRank != nullptr && std::atoi(myRank) == noPeerAccess)
+    weft::fake::refusePeerAccess();
+  if (gdr != nullptr &&
+      (!std::strcmp(gdr, "all") || (myRank != nullptr && !std::strcmp(gdr, myRank))))
+    weft::fake::allowGdr();
   mpdev::Ctx c;
   std::string why;
   if (!mp::launchInit(false, &argc, &argv, &c.comm, &why)) {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "core/error.h"
+#include "topo/gdr_pair.h"
 #include "topo/rank_nic.h"
 
 namespace weft::topo {
@@ -135,6 +136,43 @@ TEST(VerbsSysfs, LocalCpusOfADeviceFromAFakeSysfs) {
   EXPECT_EQ(verbsDeviceLocalCpus("mlx5_9", root), "0-3,8");
   EXPECT_EQ(verbsDeviceLocalCpus("rxe0", root), "");
   std::system(("rm -rf " + root).c_str());
+}
+
+// GPUDirect for the NIC in use, which need not be the GPU's nearest.
+TEST_F(RankNic, GdrForThePairInUse) {
+  GdrChoice c = gdrForPair(&juwels_, "", "0000:44:00.0", "mlx5_1");  // behind one switch
+  EXPECT_TRUE(c.on) << c.reason;
+  EXPECT_NE(c.reason.find("PIX"), std::string::npos) << c.reason;
+  c = gdrForPair(&juwels_, "", "00000000:44:00.0", "mlx5_0");  // another switch: through the CPU
+  EXPECT_FALSE(c.on) << c.reason;
+  EXPECT_NE(c.reason.find("farther than WEFT_NET_GDR_LEVEL=PXB"), std::string::npos) << c.reason;
+  c = gdrForPair(&juwels_, "", "0000:99:00.0", "mlx5_1");
+  EXPECT_FALSE(c.on);
+  EXPECT_NE(c.reason.find("not in the topology"), std::string::npos) << c.reason;
+  c = gdrForPair(&juwels_, "", "0000:44:00.0", "rxe0");
+  EXPECT_FALSE(c.on);
+  EXPECT_NE(c.reason.find("NIC rxe0 is not in the topology"), std::string::npos) << c.reason;
+  c = gdrForPair(nullptr, "hwloc failed", "0000:44:00.0", "mlx5_1");
+  EXPECT_FALSE(c.on);
+  EXPECT_NE(c.reason.find("hwloc failed"), std::string::npos) << c.reason;
+}
+
+// Lassen: GPU and NIC on one socket, no shared switch (NODE): off by default,
+// on once WEFT_NET_GDR_LEVEL allows NODE.
+TEST(GdrPair, LevelDecides) {
+  const std::string file =
+      std::string(WEFT_TOPO_DATA_DIR) + "/llnl-lassen-power9-4xv100-2xcx5.hwloc.xml";
+  Topology t;
+  ASSERT_EQ(loadTopology(file, &t), weftSuccess) << lastError();
+  GdrChoice c = gdrForPair(&t, "", "0004:04:00.0", "mlx5_0");
+  EXPECT_FALSE(c.on) << c.reason;
+  EXPECT_NE(c.reason.find("NODE"), std::string::npos) << c.reason;
+  setenv("WEFT_NET_GDR_LEVEL", "NODE", 1);
+  Topology node;
+  ASSERT_EQ(loadTopology(file, &node), weftSuccess) << lastError();
+  unsetenv("WEFT_NET_GDR_LEVEL");
+  c = gdrForPair(&node, "", "0004:04:00.0", "mlx5_0");
+  EXPECT_TRUE(c.on) << c.reason;
 }
 
 }  // namespace

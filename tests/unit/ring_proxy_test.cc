@@ -7,6 +7,11 @@
 // must be exact and the pipes empty after each call (nothing of a call is
 // left for the next one's host traffic, and the proxy does not read what
 // follows its call on a stream). A malformed frame is an error.
+// Put mode (ring_rdma.h) runs the same calls with one-sided writes: the pipes
+// copy a put at once (so it precedes the frame) and refuse every third one
+// (a full send queue), and with "GPU" slots the kernels use buffers apart
+// from the host FIFOs, which the proxy must never fill itself, and every
+// landed message must be flushed.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -47,6 +52,15 @@ class Pipe : public weft::Channel {
   }
   int waitFd() const override { return -1; }
   const std::string& peerName() const override { return name_; }
+  bool canPut() const override { return true; }
+  weftResult_t tryPut(uint64_t localAddr, uint32_t, uint64_t remoteAddr, uint32_t, size_t bytes,
+                      bool* posted) override {
+    *posted = ++puts_ % 3 != 0;
+    if (*posted)
+      std::memcpy(reinterpret_cast<void*>(remoteAddr), reinterpret_cast<const void*>(localAddr),
+                  bytes);
+    return weftSuccess;
+  }
   size_t queued() {
     std::lock_guard<std::mutex> lock(mu_);
     return q_.size();
@@ -67,6 +81,7 @@ class Pipe : public weft::Channel {
   std::mutex mu_;
   std::deque<unsigned char> q_;
   std::string name_ = "pipe";
+  uint64_t puts_ = 0;
 };
 
 // pipes[from][to][stream]; a rank's table looks up its own row and column.
@@ -96,12 +111,16 @@ struct Rank {
   Rank(Net* net, int r, int n, int channels)
       : table(net, r),
         outbox(weft::ringMemoryBytes(channels)),
-        inbox(weft::ringMemoryBytes(channels)) {
+        inbox(weft::ringMemoryBytes(channels)),
+        gpuOut(weft::ringMemoryBytes(channels)),
+        gpuIn(weft::ringMemoryBytes(channels)) {
     proxy.init(&table, channels, (r + 1) % n, (r + n - 1) % n, outbox.data(), inbox.data());
   }
-  weft::dev::Channel fifo(std::vector<unsigned char>& box, int c, const int* abort) {
+  // `slots`: where the slots are (the region itself, or "GPU" slots).
+  weft::dev::Channel fifo(std::vector<unsigned char>& box, std::vector<unsigned char>& slots, int c,
+                          const int* abort) {
     unsigned char* at = box.data() + weft::ringRegionOffset(c);
-    return weft::dev::Channel{at + weft::kRingSlotsOffset,
+    return weft::dev::Channel{slots.data() + weft::ringRegionOffset(c) + weft::kRingSlotsOffset,
                               reinterpret_cast<uint64_t*>(at + weft::kRingSizesOffset),
                               reinterpret_cast<uint64_t*>(at + weft::kRingTailOffset),
                               reinterpret_cast<uint64_t*>(at + weft::kRingHeadOffset),
@@ -111,13 +130,31 @@ struct Rank {
   }
   Table table;
   std::vector<unsigned char> outbox, inbox;
+  std::vector<unsigned char> gpuOut, gpuIn;  // put mode's "GPU" slots
   weft::RingProxy proxy;
+  int flushes = 0;
 };
 
-void runCalls(int n, int channels, int streams) {
+enum class Mode { kFrames, kPutsHost, kPutsGpu };
+
+uint64_t addressOf(std::vector<unsigned char>& v) { return reinterpret_cast<uintptr_t>(v.data()); }
+
+void runCalls(int n, int channels, int streams, Mode mode = Mode::kFrames) {
   Net net(n, streams);
   std::vector<std::unique_ptr<Rank>> ranks;
   for (int r = 0; r < n; ++r) ranks.push_back(std::make_unique<Rank>(&net, r, n, channels));
+  const bool gpu = mode == Mode::kPutsGpu;
+  for (int r = 0; mode != Mode::kFrames && r < n; ++r) {
+    Rank& me = *ranks[r];
+    Rank& next = *ranks[(r + 1) % n];
+    me.proxy.sendByPut(addressOf(gpu ? me.gpuOut : me.outbox), 0,
+                       addressOf(gpu ? next.gpuIn : next.inbox), 0);
+    me.proxy.landByPut(gpu, [&me] {
+      ++me.flushes;
+      return weftSuccess;
+    });
+  }
+  int landed = 0;
   std::vector<uint64_t> seq(static_cast<size_t>(channels), 0);
   int abort = 0;
   for (uint64_t count : {300000ull, 1ull, 70001ull}) {
@@ -138,8 +175,9 @@ void runCalls(int n, int channels, int streams) {
       call.abort = &abort;
       for (int c = 0; c < channels; ++c) {
         call.sendSeq[c] = call.recvSeq[c] = seq[c];
-        call.send[c] = ranks[r]->fifo(ranks[r]->outbox, c, &abort);
-        call.recv[c] = ranks[r]->fifo(ranks[r]->inbox, c, &abort);
+        Rank& me = *ranks[r];
+        call.send[c] = me.fifo(me.outbox, gpu ? me.gpuOut : me.outbox, c, &abort);
+        call.recv[c] = me.fifo(me.inbox, gpu ? me.gpuIn : me.inbox, c, &abort);
       }
     }
     for (int c = 0; c < channels; ++c) {
@@ -177,6 +215,16 @@ void runCalls(int n, int channels, int streams) {
             << n << " ranks, count " << count << ", rank " << r << ", element " << i;
     }
     for (auto& p : net.pipes) EXPECT_EQ(p->queued(), 0u) << "bytes left after a call";
+    for (int c = 0; c < channels; ++c) landed += static_cast<int>(end[c] - seq[c]);
+    for (auto& rank : ranks) {
+      EXPECT_EQ(rank->flushes, gpu ? landed : 0);
+      // With GPU slots the host FIFOs carry counters only.
+      for (int c = 0; gpu && c < channels; ++c)
+        for (size_t b = 0; b < weft::kRingSizesOffset; ++b) {
+          const size_t at = weft::ringRegionOffset(c) + weft::kRingSlotsOffset + b;
+          ASSERT_EQ(rank->outbox[at] | rank->inbox[at], 0) << "the proxy wrote a host slot";
+        }
+    }
     // What follows on a stream (the next call's header) is not the proxy's.
     const char next[17] = "next call header";
     for (auto& p : net.pipes) p->inject(next, 16);
@@ -196,6 +244,22 @@ void runCalls(int n, int channels, int streams) {
 TEST(RingProxy, TwoRanksShareEveryStreamBothWays) { runCalls(2, 3, 2); }
 TEST(RingProxy, ThreeRanksMoreChannelsThanStreams) { runCalls(3, 5, 2); }
 TEST(RingProxy, FourRanksOneStream) { runCalls(4, 2, 1); }
+TEST(RingProxy, PutsIntoHostSlots) { runCalls(3, 3, 2, Mode::kPutsHost); }
+TEST(RingProxy, PutsIntoGpuSlotsAreFlushed) { runCalls(3, 5, 2, Mode::kPutsGpu); }
+TEST(RingProxy, PutsTwoRanksOneStream) { runCalls(2, 2, 1, Mode::kPutsGpu); }
+
+// A payload frame cannot land in GPU slots: only the NIC reaches them.
+TEST(RingProxy, APayloadFrameForGpuSlotsIsAnError) {
+  Net net(2, 1);
+  Rank r0(&net, 0, 2, 1);
+  r0.proxy.landByPut(true, [] { return weftSuccess; });
+  const uint64_t end[1] = {4};
+  r0.proxy.beginCall(end, end);
+  const uint32_t frame[4] = {0, 1, 8, 0};  // channel 0, data, 8 bytes
+  net.at(1, 0, 0)->inject(frame, sizeof(frame));
+  bool moved = false;
+  EXPECT_EQ(r0.proxy.pump(&moved), weftInternalError);
+}
 
 TEST(RingProxy, AFrameForAChannelThatDoesNotExistIsAnError) {
   Net net(2, 1);

@@ -6,10 +6,12 @@
 #include "transports/ib/ib_transport.h"
 #else
 #include "transports/channel.h"
+#include "transports/rdma_memory.h"
 
 namespace weft {
 class IbTransport {
  public:
+  RdmaMemory* rdma() { return nullptr; }
   bool reaches(int) const { return false; }
   Channel* sendChannel(int, int) { return nullptr; }
   Channel* recvChannel(int, int) { return nullptr; }

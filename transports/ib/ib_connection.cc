@@ -333,6 +333,18 @@ weftResult_t IbConnection::tryRecv(void* data, size_t bytes, size_t* moved) {
   return remember(recvOnce(data, bytes, moved));
 }
 
+weftResult_t IbConnection::tryPut(uint64_t localAddr, uint32_t lkey, uint64_t remoteAddr,
+                                  uint32_t rkey, size_t bytes, bool* posted) {
+  *posted = false;
+  if (failed_ != weftSuccess) return setError(failed_, "%s", failure_.c_str());
+  WEFT_CHECK(remember(reapSends()));
+  if (sqUsed_ + 2 >= sqDepth_) return remember(checkPeerAlive());  // room for what follows
+  WEFT_CHECK(remember(postWrite(localAddr, lkey, remoteAddr, rkey, bytes, -1, false)));
+  *posted = true;
+  idlePolls_ = 0;
+  return weftSuccess;
+}
+
 weftResult_t IbConnection::sendOnce(const void* data, size_t bytes, size_t* moved) {
   WEFT_CHECK(reapSends());
   if (zcLeft_ == 0 && zcMin_ > 0 && bytes >= zcMin_) WEFT_CHECK(startZeroCopy(data, bytes));

@@ -108,6 +108,12 @@ class IbConnection {
 
   weftResult_t trySend(const void* data, size_t bytes, size_t* moved);
   weftResult_t tryRecv(void* data, size_t bytes, size_t* moved);
+  // A plain RDMA WRITE into the peer's registered memory (Channel::tryPut),
+  // queued before whatever this QP sends next: RC executes a QP's requests in
+  // order, so the receive completion of a later WRITE_WITH_IMM means the
+  // write's data is placed. *posted false: the send queue is full.
+  weftResult_t tryPut(uint64_t localAddr, uint32_t lkey, uint64_t remoteAddr, uint32_t rkey,
+                      size_t bytes, bool* posted);
   const std::string& peer() const { return peer_; }
   uint64_t zcopyBytes() const { return zcBytes_; }  // sent zero-copy
   uint64_t zcopyWrites() const { return zcWrites_; }

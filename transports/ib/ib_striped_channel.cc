@@ -37,4 +37,11 @@ weftResult_t IbStripedChannel::tryRecv(void* data, size_t bytes, size_t* moved) 
   });
 }
 
+weftResult_t IbStripedChannel::tryPut(uint64_t localAddr, uint32_t lkey, uint64_t remoteAddr,
+                                      uint32_t rkey, size_t bytes, bool* posted) {
+  const uint64_t n = qps_.size();
+  IbConnection* qp = qps_[n == 1 ? 0 : (pos_ / kStripeBytes) % n];
+  return qp->tryPut(localAddr, lkey, remoteAddr, rkey, bytes, posted);
+}
+
 }  // namespace weft

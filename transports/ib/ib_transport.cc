@@ -138,6 +138,7 @@ weftResult_t IbTransport::setup(Bootstrap& bs, TcpTransport& tcp,
   // ESTABLISHED on our side already says so; the barrier costs little).
   WEFT_CHECK(bs.barrier());
   *usable = true;
+  memory_ = std::make_unique<IbMemory>(&dev_, opt.timeoutSec);
   WEFT_INFO(NET,
             "rank %d: verbs on %s, %d stream(s) x %d QP(s) per peer, %zu-byte rings, zero-copy "
             "from %zu bytes (0: off)",

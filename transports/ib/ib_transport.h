@@ -17,6 +17,7 @@
 #include "transports/ib/ib_cm_connect.h"
 #include "transports/ib/ib_connection.h"
 #include "transports/ib/ib_device.h"
+#include "transports/ib/ib_memory.h"
 #include "transports/ib/ib_striped_channel.h"
 #include "transports/ib/reg_cache.h"
 #include "transports/tcp/tcp_transport.h"
@@ -48,6 +49,9 @@ class IbTransport {
   Channel* sendChannel(int peer, int stream) { return send_[peer][stream].get(); }
   Channel* recvChannel(int peer, int stream) { return recv_[peer][stream].get(); }
   const IbDevice& device() const { return dev_; }
+  // FIFO memory registration and the GDR flush, for the GPU ring's proxy
+  // (nullptr until verbs are in use).
+  RdmaMemory* rdma() { return memory_.get(); }
   // The end of an API call (or group): user buffers may be freed from now on,
   // so their registrations go, unless WEFT_IB_REG_PERSIST=1.
   void endCalls() {
@@ -57,8 +61,9 @@ class IbTransport {
  private:
   // Destroyed in reverse: channels, QPs (releasing their cache pins; with
   // rdma_cm their ids too), the rdma_cm listener and event channel, the cache
-  // (deregistering every user buffer), then the device's PD.
+  // (deregistering every user buffer), the flush QP, then the device's PD.
   IbDevice dev_;
+  std::unique_ptr<IbMemory> memory_;  // its regions belong to the GPU ring, closed before us
   std::unique_ptr<RegCache> cache_;
   std::unique_ptr<IbCmConnector> cm_;  // WEFT_IB_RDMACM=1 only
   bool persist_ = false;

@@ -33,9 +33,12 @@ struct Mapped {
   int32_t prevUnmapped;
   char why[160];
 };
-// Round three: is this rank's side of every edge ready.
+// Round three: is this rank's side of every edge ready, and what it offers
+// for one-sided writes over verbs.
 struct Ready {
   int32_t ok;
+  int32_t pad;
+  RingRdmaOffer rdma;
   char why[160];
 };
 
@@ -74,6 +77,7 @@ std::string sharedGpu(const std::vector<Vote>& votes, const std::vector<RankPlac
 
 void release(P2pRing& ring) {
   DeviceRuntime* rt = deviceRuntime();
+  releaseRingRdma(&ring.rdma);
   if (ring.prev != nullptr && ring.prev != ring.next) rt->closePeer(ring.prev);
   if (ring.next != nullptr) rt->closePeer(ring.next);
   if (ring.mine != nullptr) rt->freeDevice(ring.mine);
@@ -242,6 +246,7 @@ std::string proxyNote(const P2pRing& ring) {
   if (ring.inbox != nullptr)
     note += "; from rank " + std::to_string(ring.prevRank) + " through the host proxy";
   if (!ring.proxyWhy.empty()) note += " (peer access failed: " + ring.proxyWhy + ")";
+  if (!ring.rdma.note.empty()) note += "; verbs: " + ring.rdma.note;
   return note;
 }
 
@@ -299,11 +304,14 @@ weftResult_t setUp(weftComm* comm) {
     turnOff(comm, "its setup failed: " + lastError());
     return r;
   }
-  Ready ready{1, {}};
+  Ready ready{};
+  ready.ok = 1;
   std::string failure;
   if (!buildEdges(comm, all, &failure)) {
     ready.ok = 0;
     copyText(ready.why, failure);
+  } else {
+    offerRingRdma(comm, &ring, &ready.rdma);
   }
   std::vector<Ready> readies;
   r = gather(comm, ready, &readies);
@@ -317,6 +325,8 @@ weftResult_t setUp(weftComm* comm) {
       return weftSuccess;
     }
   }
+  settleRingRdma(&ring, comm->ib ? comm->ib->rdma() : nullptr, readies[comm->rank].rdma,
+                 readies[ring.nextRank].rdma, readies[ring.prevRank].rdma);
   ring.state = P2pRing::State::kOn;
   WEFT_INFO(
       COLL,

@@ -25,7 +25,9 @@
 // (collectives/comm_topo.h: each node's ranks together), so it crosses each
 // node boundary once. Such a network edge has no peer mapping: the kernel
 // posts into, or reads from, FIFOs in pinned host memory that the host proxy
-// (ring_proxy.h) carries over the host channels (TCP or verbs). An edge
+// (ring_proxy.h) carries over the host channels (TCP or verbs; over verbs
+// the NIC writes the messages one-sided, from and into GPU memory where
+// GPUDirect RDMA is on: ring_rdma.h). An edge
 // inside a node whose peer mapping fails on either end (no peer access
 // between the two GPUs) goes the same way, over shared memory.
 #pragma once
@@ -34,6 +36,7 @@
 #include <string>
 
 #include "transports/p2p/ring_proxy.h"
+#include "transports/p2p/ring_rdma.h"
 #include "weft/device/channel.h"
 #include "weft/weft.h"
 
@@ -57,6 +60,7 @@ struct P2pRing {
   void* outbox = nullptr;     // pinned host FIFOs to the next rank when it is on another node
   void* inbox = nullptr;      // from the previous rank when it is on another node
   RingProxy proxy;            // carries the outbox and inbox over the host channels
+  RingRdma rdma;              // verbs edges: one-sided writes, GPU slots (ring_rdma.h)
   std::string proxyWhy;       // why an edge inside a node uses the proxy ("": none does)
   int32_t* rankAt = nullptr;  // pinned: [ring position] -> rank
   const int32_t* rankAtDevice = nullptr;  // the kernels' address of it

@@ -8,6 +8,9 @@
 // acquire-loads before reading them. Credits the other way: we release-store
 // the outbox `head` only after the transport took every byte of the slot, and
 // we acquire-load the inbox `head` before telling rank - 1 a slot is free.
+// Put edges: the outbox `head` is released with rank + 1's credit (the NIC
+// read the slot before the message could be consumed), and where the inbox
+// slots are GPU memory the flush runs before the release of `tail`.
 #include "transports/p2p/ring_proxy.h"
 
 #include <cstring>
@@ -22,6 +25,7 @@ namespace {
 
 constexpr uint32_t kFrameData = 1;
 constexpr uint32_t kFrameCredit = 2;
+constexpr uint32_t kFramePut = 3;
 
 uint64_t* word(unsigned char* region, size_t offset) {
   return reinterpret_cast<uint64_t*>(region + offset);
@@ -37,6 +41,8 @@ void RingProxy::init(ChannelTable* table, int channels, int next, int prev, unsi
   prev_ = prev;
   outbox_ = outbox;
   inbox_ = inbox;
+  putOut_ = putIn_ = inboxGpu_ = false;
+  flush_ = nullptr;
   lanes_.assign(static_cast<size_t>(channels), Lane{});
   writers_.clear();
   readers_.clear();
@@ -73,6 +79,20 @@ void RingProxy::init(ChannelTable* table, int channels, int next, int prev, unsi
   }
 }
 
+void RingProxy::sendByPut(uint64_t localSlots, uint32_t lkey, uint64_t remoteSlots, uint32_t rkey) {
+  putOut_ = true;
+  putLocal_ = localSlots;
+  putLkey_ = lkey;
+  putRemote_ = remoteSlots;
+  putRkey_ = rkey;
+}
+
+void RingProxy::landByPut(bool gpuSlots, std::function<weftResult_t()> flush) {
+  putIn_ = true;
+  inboxGpu_ = gpuSlots;
+  flush_ = std::move(flush);
+}
+
 void RingProxy::beginCall(const uint64_t* sendEnd, const uint64_t* recvEnd) {
   for (int c = 0; c < channels_; ++c) {
     lanes_[static_cast<size_t>(c)].sendEnd = sendEnd[c];
@@ -81,7 +101,7 @@ void RingProxy::beginCall(const uint64_t* sendEnd, const uint64_t* recvEnd) {
 }
 
 bool RingProxy::busy(const Writer& w) const {
-  return w.frameDone < sizeof(Frame) || w.payloadDone < w.payloadBytes;
+  return w.putDue || w.frameDone < sizeof(Frame) || w.payloadDone < w.payloadBytes;
 }
 
 // Picks this stream's next frame: a credit first (it unblocks a sender and is
@@ -113,11 +133,15 @@ bool RingProxy::startFrame(Writer& w) {
     if (k >= dev::loadAcquire(word(region, kRingTailOffset))) continue;  // not posted yet
     if (k - lane.credit >= kRingSlots) continue;  // rank + 1 has no free slot for it
     const uint64_t bytes = word(region, kRingSizesOffset)[k % kRingSlots];
-    w.frame = Frame{static_cast<uint32_t>(c), kFrameData, bytes};
+    const size_t slot = ringRegionOffset(c) + kRingSlotsOffset + (k % kRingSlots) * kRingSlotBytes;
+    w.frame = Frame{static_cast<uint32_t>(c), putOut_ ? kFramePut : kFrameData, bytes};
     w.frameDone = 0;
-    w.payload = region + kRingSlotsOffset + (k % kRingSlots) * kRingSlotBytes;
-    w.payloadBytes = bytes;
+    w.payload = putOut_ ? nullptr : outbox_ + slot;
+    w.payloadBytes = putOut_ ? 0 : bytes;
     w.payloadDone = 0;
+    w.putDue = putOut_;
+    w.putFrom = putLocal_ + slot;
+    w.putTo = putRemote_ + slot;
     w.rr = (c + 1) % channels_;
     return true;
   }
@@ -127,6 +151,13 @@ bool RingProxy::startFrame(Writer& w) {
 weftResult_t RingProxy::write(Writer& w, bool* moved) {
   for (;;) {
     if (!busy(w) && !startFrame(w)) return weftSuccess;
+    if (w.putDue) {  // the payload goes first, on the QP that carries the frame
+      bool posted = false;
+      WEFT_CHECK(w.ch->tryPut(w.putFrom, putLkey_, w.putTo, putRkey_, w.frame.value, &posted));
+      if (!posted) return weftSuccess;
+      w.putDue = false;
+      *moved = true;
+    }
     while (w.frameDone < sizeof(Frame)) {
       size_t n = 0;
       const auto* bytes = reinterpret_cast<const unsigned char*>(&w.frame);
@@ -149,6 +180,8 @@ weftResult_t RingProxy::write(Writer& w, bool* moved) {
       dev::storeRelease(
           word(outbox_ + ringRegionOffset(static_cast<int>(w.frame.channel)), kRingHeadOffset),
           lane.sent);
+    } else if (w.frame.kind == kFramePut) {
+      ++lanes_[w.frame.channel].sent;  // the slot is returned with rank + 1's credit
     }
   }
 }
@@ -170,9 +203,20 @@ weftResult_t RingProxy::arrived(Reader& rd) {
                       static_cast<unsigned long long>(lane.sent),
                       static_cast<unsigned long long>(lane.credit));
     lane.credit = f.value;
+    // On a put edge the NIC has read a slot once rank + 1 consumed its message.
+    if (putOut_)
+      dev::storeRelease(
+          word(outbox_ + ringRegionOffset(static_cast<int>(f.channel)), kRingHeadOffset),
+          lane.credit);
     return weftSuccess;
   }
-  if (f.kind == kFrameData && inbox_ != nullptr) {
+  const bool put = f.kind == kFramePut && putIn_;
+  if (f.kind == kFrameData && inboxGpu_)
+    return setError(weftInternalError,
+                    "GPU ring proxy: %s sent a payload frame, but our inbox slots are GPU memory "
+                    "that only its RDMA writes reach",
+                    from.c_str());
+  if ((f.kind == kFrameData || put) && inbox_ != nullptr) {
     unsigned char* region = inbox_ + ringRegionOffset(static_cast<int>(f.channel));
     const uint64_t k = lane.landed;
     // The sender's credit check makes this hold; a frame that breaks it would
@@ -184,6 +228,7 @@ weftResult_t RingProxy::arrived(Reader& rd) {
                       "free slot for it",
                       from.c_str(), static_cast<unsigned long long>(k), f.channel,
                       static_cast<unsigned long long>(f.value));
+    if (put) return land(static_cast<int>(f.channel), f.value);  // already in the slot
     rd.payload = region + kRingSlotsOffset + (k % kRingSlots) * kRingSlotBytes;
     rd.payloadBytes = f.value;
     rd.payloadGot = 0;
@@ -216,7 +261,7 @@ weftResult_t RingProxy::read(Reader& rd, bool* moved) {
       if (rd.frameGot < sizeof(Frame)) continue;
       rd.frameGot = 0;
       WEFT_CHECK(arrived(rd));
-      if (rd.payload == nullptr) continue;  // a credit
+      if (rd.payload == nullptr) continue;  // a credit, or a put (landed already)
     }
     while (rd.payloadGot < rd.payloadBytes) {
       size_t n = 0;
@@ -225,14 +270,20 @@ weftResult_t RingProxy::read(Reader& rd, bool* moved) {
       rd.payloadGot += n;
       *moved = true;
     }
-    const int c = static_cast<int>(rd.frame.channel);
-    unsigned char* region = inbox_ + ringRegionOffset(c);
-    Lane& lane = lanes_[static_cast<size_t>(c)];
-    word(region, kRingSizesOffset)[lane.landed % kRingSlots] = rd.payloadBytes;
-    ++lane.landed;
-    dev::storeRelease(word(region, kRingTailOffset), lane.landed);  // slot and size first
     rd.payload = nullptr;
+    WEFT_CHECK(land(static_cast<int>(rd.frame.channel), rd.payloadBytes));
   }
+  return weftSuccess;
+}
+
+// Message `landed` of `channel` is in its inbox slot: tell the kernel.
+weftResult_t RingProxy::land(int channel, uint64_t bytes) {
+  if (inboxGpu_) WEFT_CHECK(flush_());  // the NIC's writes reach the GPU before our word does
+  unsigned char* region = inbox_ + ringRegionOffset(channel);
+  Lane& lane = lanes_[static_cast<size_t>(channel)];
+  word(region, kRingSizesOffset)[lane.landed % kRingSlots] = bytes;
+  ++lane.landed;
+  dev::storeRelease(word(region, kRingTailOffset), lane.landed);  // slot and size first
   return weftSuccess;
 }
 

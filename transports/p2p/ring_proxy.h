@@ -16,6 +16,12 @@
 //   kind 1 (data):   value = payload bytes (<= slot size), payload follows;
 //                    the n-th data frame of a channel is its message n.
 //   kind 2 (credit): value = messages the receiver's kernel consumed so far.
+//   kind 3 (put):    value = payload bytes, which the sender RDMA-wrote into
+//                    slot n % slots of our inbox before this frame (verbs
+//                    edges, ring_rdma.h: Channel::tryPut orders the write
+//                    before the frame, so the frame means the bytes landed).
+// On a put edge the outbox slot is the NIC's to read until rank + 1 consumed
+// the message, so the outbox `head` we return is its credit, not `sent`.
 // End-to-end credit: the sending proxy puts message k on the wire only once
 // k - credit < slots, so the receiving proxy always has a free inbox slot for
 // a frame that arrives and never stops reading a stream. That is why ring
@@ -29,6 +35,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "transports/channel.h"
@@ -44,6 +51,14 @@ class RingProxy {
   void init(ChannelTable* table, int channels, int next, int prev, unsigned char* outbox,
             unsigned char* inbox);
   bool active() const { return outbox_ != nullptr || inbox_ != nullptr; }
+  // Put mode for our data to rank + 1: message k of channel c is written from
+  // localSlots + ringRegionOffset(c) + slot offset (NIC address, lkey) to the
+  // same offset from remoteSlots (rkey); the frames carry no payload.
+  void sendByPut(uint64_t localSlots, uint32_t lkey, uint64_t remoteSlots, uint32_t rkey);
+  // Messages from rank - 1 may arrive by put. `gpuSlots`: our inbox slots are
+  // GPU memory, which the host cannot write (payload frames are refused) and
+  // whose NIC writes `flush` makes visible before the kernel hears of them.
+  void landByPut(bool gpuSlots, std::function<weftResult_t()> flush);
 
   // The messages every channel carries once the current call is over, to
   // the next rank (sendEnd) and from the previous one (recvEnd); channels
@@ -73,6 +88,8 @@ class RingProxy {
     size_t frameDone = sizeof(Frame);  // == sizeof(Frame): no frame being written
     const unsigned char* payload = nullptr;
     size_t payloadBytes = 0, payloadDone = 0;
+    bool putDue = false;  // the frame's put is still to post (put mode)
+    uint64_t putFrom = 0, putTo = 0;
     int rr = 0;  // round-robin start over the channels
   };
   // One incoming byte stream and the frame it is reading. It reads only the
@@ -102,10 +119,16 @@ class RingProxy {
   weftResult_t write(Writer& w, bool* moved);
   weftResult_t read(Reader& rd, bool* moved);
   weftResult_t arrived(Reader& rd);
+  weftResult_t land(int channel, uint64_t bytes);
 
   int channels_ = 0, nstreams_ = 1, next_ = -1, prev_ = -1;
   unsigned char* outbox_ = nullptr;
   unsigned char* inbox_ = nullptr;
+  bool putOut_ = false;  // sendByPut
+  uint64_t putLocal_ = 0, putRemote_ = 0;
+  uint32_t putLkey_ = 0, putRkey_ = 0;
+  bool putIn_ = false, inboxGpu_ = false;  // landByPut
+  std::function<weftResult_t()> flush_;
   std::vector<Lane> lanes_;
   std::vector<Writer> writers_;
   std::vector<Reader> readers_;
