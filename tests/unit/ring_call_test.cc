@@ -6,17 +6,18 @@
 // are threads running runRingCta, the code each CTA of the kernel runs.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <memory>
-#include <thread>
 #include <vector>
 
 #include "collectives/kernels/ring_call.h"
+#include "ring_cta_threads.h"
 
 namespace {
 
 using weft::dev::Channel;
 using weft::dev::RingCall;
+using weft::test::ringCall;
+using Threads = weft::test::RingCtaThreads<int32_t, weft::dev::OpSum>;
 
 TEST(RingCall, SharesCoverEveryElementOnce) {
   for (uint64_t count : {0ull, 1ull, 63ull, 64ull, 65ull, 1000ull, 4096ull, 3145733ull}) {
@@ -61,32 +62,17 @@ TEST(RingCall, MessageNumbersCarryAcrossCalls) {
       std::vector<std::vector<int32_t>> data(n, std::vector<int32_t>(count));
       for (int r = 0; r < n; ++r)
         for (uint64_t i = 0; i < count; ++i) data[r][i] = static_cast<int32_t>(i % 13) + r;
-      std::vector<RingCall> calls(n);
+      std::vector<RingCall> calls;
       for (int r = 0; r < n; ++r) {
-        RingCall& call = calls[r];
-        std::memset(&call, 0, sizeof(call));
-        call.in = call.out = data[r].data();
-        call.count = count;
-        call.rank = r;
-        call.nranks = n;
-        call.nctas = nctas;
-        call.elemBytes = 4;
-        call.abort = &abort;
+        calls.push_back(ringCall(weft::dev::kRingAllReduce, data[r].data(), data[r].data(), count,
+                                 r, n, nctas, &abort));
         for (int c = 0; c < nctas; ++c) {
-          call.sendSeq[c] = call.recvSeq[c] = seq[c];
-          call.send[c] = fifos[c * n + r]->channel(&abort);
-          call.recv[c] = fifos[c * n + (r + n - 1) % n]->channel(&abort);
+          calls[r].sendSeq[c] = calls[r].recvSeq[c] = seq[c];
+          calls[r].send[c] = fifos[c * n + r]->channel(&abort);
+          calls[r].recv[c] = fifos[c * n + (r + n - 1) % n]->channel(&abort);
         }
       }
-      std::vector<std::thread> threads;
-      std::vector<int> shared(static_cast<size_t>(n * nctas));
-      for (int r = 0; r < n; ++r)
-        for (int c = 0; c < nctas; ++c)
-          threads.emplace_back([&, r, c] {
-            weft::dev::runRingCta<int32_t, weft::dev::OpSum>(&calls[r], c, weft::dev::HostLanes{},
-                                                             &shared[r * nctas + c]);
-          });
-      for (auto& t : threads) t.join();
+      Threads(calls, nctas).join();
       for (int c = 0; c < nctas; ++c) {
         uint64_t begin = 0, len = 0;
         weft::dev::ringCtaShare(count, nctas, c, &begin, &len);
@@ -128,46 +114,31 @@ void runBlockCalls(int32_t kind, bool inPlace) {
       std::vector<std::vector<int32_t>> data(n, std::vector<int32_t>(all, -1));
       std::vector<std::vector<int32_t>> sep(n, std::vector<int32_t>(all, -1));
       auto value = [](int rank, uint64_t i) { return static_cast<int32_t>(i % 17) * 10 + rank; };
-      std::vector<RingCall> calls(n);
+      std::vector<RingCall> calls;
       for (int p = 0; p < n; ++p) {
         const int rank = rankAt[p];
-        RingCall& call = calls[p];
-        std::memset(&call, 0, sizeof(call));
+        const void* in = nullptr;
+        void* out = nullptr;
         if (kind == weft::dev::kRingAllGather) {
           int32_t* block = data[p].data() + static_cast<size_t>(rank) * count;
           for (uint64_t i = 0; i < count; ++i) block[i] = value(rank, i);
-          call.in = inPlace ? block : sep[p].data();
+          in = inPlace ? block : sep[p].data();
           if (!inPlace)
             for (uint64_t i = 0; i < count; ++i) sep[p][i] = value(rank, i);
-          call.out = data[p].data();
+          out = data[p].data();
         } else {
           for (uint64_t i = 0; i < all; ++i) data[p][i] = value(rank, i);
-          call.in = data[p].data();
-          call.out = inPlace ? data[p].data() + static_cast<size_t>(rank) * count : sep[p].data();
+          in = data[p].data();
+          out = inPlace ? data[p].data() + static_cast<size_t>(rank) * count : sep[p].data();
         }
-        call.count = count;
-        call.rank = p;
-        call.nranks = n;
-        call.nctas = nctas;
-        call.elemBytes = 4;
-        call.kind = kind;
-        call.abort = &abort;
-        call.rankAt = rankAt.data();
+        calls.push_back(ringCall(kind, in, out, count, p, n, nctas, &abort, rankAt.data()));
         for (int c = 0; c < nctas; ++c) {
-          call.sendSeq[c] = call.recvSeq[c] = seq[c];
-          call.send[c] = fifos[c * n + p]->channel(&abort);
-          call.recv[c] = fifos[c * n + (p + n - 1) % n]->channel(&abort);
+          calls[p].sendSeq[c] = calls[p].recvSeq[c] = seq[c];
+          calls[p].send[c] = fifos[c * n + p]->channel(&abort);
+          calls[p].recv[c] = fifos[c * n + (p + n - 1) % n]->channel(&abort);
         }
       }
-      std::vector<std::thread> threads;
-      std::vector<int> shared(static_cast<size_t>(n * nctas));
-      for (int p = 0; p < n; ++p)
-        for (int c = 0; c < nctas; ++c)
-          threads.emplace_back([&, p, c] {
-            weft::dev::runRingCta<int32_t, weft::dev::OpSum>(&calls[p], c, weft::dev::HostLanes{},
-                                                             &shared[p * nctas + c]);
-          });
-      for (auto& t : threads) t.join();
+      Threads(calls, nctas).join();
       for (int c = 0; c < nctas; ++c) {
         uint64_t begin = 0, len = 0;
         weft::dev::ringCtaShare(count, nctas, c, &begin, &len);
@@ -220,23 +191,16 @@ void runChainCalls(int32_t kind, bool inPlace) {
         auto value = [](int rank, uint64_t i) { return static_cast<int32_t>(i % 13) + 3 * rank; };
         std::vector<std::vector<int32_t>> in(n, std::vector<int32_t>(count));
         std::vector<std::vector<int32_t>> out(n, std::vector<int32_t>(count, -7));
-        std::vector<RingCall> calls(n);
+        std::vector<RingCall> calls;
         for (int p = 0; p < n; ++p) {
           for (uint64_t i = 0; i < count; ++i) in[p][i] = value(rankAt[p], i);
-          RingCall& call = calls[p];
-          std::memset(&call, 0, sizeof(call));
           const bool root = p == rootPos;
-          call.in = bcast && !root ? nullptr : in[p].data();
-          call.out = !bcast && !root ? nullptr : (inPlace && root ? in[p].data() : out[p].data());
-          call.count = count;
-          call.rank = p;
-          call.nranks = n;
-          call.nctas = nctas;
-          call.elemBytes = 4;
-          call.kind = kind;
+          calls.push_back(
+              ringCall(kind, bcast && !root ? nullptr : in[p].data(),
+                       !bcast && !root ? nullptr : (inPlace && root ? in[p].data() : out[p].data()),
+                       count, p, n, nctas, &abort, rankAt.data()));
+          RingCall& call = calls[p];
           call.rootPos = rootPos;
-          call.abort = &abort;
-          call.rankAt = rankAt.data();
           for (int c = 0; c < nctas; ++c) {
             call.sendSeq[c] = link[c * n + p];
             call.recvSeq[c] = link[c * n + (p + n - 1) % n];
@@ -244,15 +208,7 @@ void runChainCalls(int32_t kind, bool inPlace) {
             call.recv[c] = fifos[c * n + (p + n - 1) % n]->channel(&abort);
           }
         }
-        std::vector<std::thread> threads;
-        std::vector<int> shared(static_cast<size_t>(n * nctas));
-        for (int p = 0; p < n; ++p)
-          for (int c = 0; c < nctas; ++c)
-            threads.emplace_back([&, p, c] {
-              weft::dev::runRingCta<int32_t, weft::dev::OpSum>(&calls[p], c, weft::dev::HostLanes{},
-                                                               &shared[p * nctas + c]);
-            });
-        for (auto& t : threads) t.join();
+        Threads(calls, nctas).join();
         for (int c = 0; c < nctas; ++c) {
           uint64_t begin = 0, len = 0;
           weft::dev::ringCtaShare(count, nctas, c, &begin, &len);

@@ -276,20 +276,41 @@ weftResult_t RingProxy::read(Reader& rd, bool* moved) {
   return weftSuccess;
 }
 
-// Message `landed` of `channel` is in its inbox slot: tell the kernel.
+// Message `landed` of `channel` is in its inbox slot: tell the kernel, at
+// once for host slots, after the pump's flush for GPU slots.
 weftResult_t RingProxy::land(int channel, uint64_t bytes) {
-  if (inboxGpu_) WEFT_CHECK(flush_());  // the NIC's writes reach the GPU before our word does
   unsigned char* region = inbox_ + ringRegionOffset(channel);
   Lane& lane = lanes_[static_cast<size_t>(channel)];
   word(region, kRingSizesOffset)[lane.landed % kRingSlots] = bytes;
   ++lane.landed;
+  if (inboxGpu_) {
+    flushDue_ = true;
+    return weftSuccess;
+  }
+  lane.published = lane.landed;
   dev::storeRelease(word(region, kRingTailOffset), lane.landed);  // slot and size first
+  return weftSuccess;
+}
+
+// GPU slots: one flush makes every NIC write landed so far visible to the
+// GPU, then the kernel may see the tails.
+weftResult_t RingProxy::publish() {
+  if (!flushDue_) return weftSuccess;
+  WEFT_CHECK(flush_());
+  flushDue_ = false;
+  for (int c = 0; c < channels_; ++c) {
+    Lane& lane = lanes_[static_cast<size_t>(c)];
+    if (lane.published == lane.landed) continue;
+    lane.published = lane.landed;
+    dev::storeRelease(word(inbox_ + ringRegionOffset(c), kRingTailOffset), lane.landed);
+  }
   return weftSuccess;
 }
 
 weftResult_t RingProxy::pump(bool* moved) {
   *moved = false;
   for (Reader& rd : readers_) WEFT_CHECK(read(rd, moved));
+  WEFT_CHECK(publish());
   for (Writer& w : writers_) WEFT_CHECK(write(w, moved));
   return weftSuccess;
 }
@@ -302,7 +323,8 @@ bool RingProxy::callDone() const {
   for (const Lane& lane : lanes_) {
     if (outbox_ != nullptr && (lane.sent != lane.sendEnd || lane.credit != lane.sendEnd))
       return false;
-    if (inbox_ != nullptr && (lane.landed != lane.recvEnd || lane.credited != lane.recvEnd))
+    if (inbox_ != nullptr && (lane.landed != lane.recvEnd || lane.published != lane.recvEnd ||
+                              lane.credited != lane.recvEnd))
       return false;
   }
   return true;

@@ -57,7 +57,9 @@ class RingProxy {
   void sendByPut(uint64_t localSlots, uint32_t lkey, uint64_t remoteSlots, uint32_t rkey);
   // Messages from rank - 1 may arrive by put. `gpuSlots`: our inbox slots are
   // GPU memory, which the host cannot write (payload frames are refused) and
-  // whose NIC writes `flush` makes visible before the kernel hears of them.
+  // whose NIC writes `flush` makes visible before the kernel hears of them:
+  // once per pump for all the messages it landed, since one read through the
+  // NIC orders every write the NIC made before it.
   void landByPut(bool gpuSlots, std::function<weftResult_t()> flush);
 
   // The messages every channel carries once the current call is over, to
@@ -104,13 +106,14 @@ class RingProxy {
     unsigned char* payload = nullptr;  // set while a data frame's payload is due
     size_t payloadBytes = 0, payloadGot = 0;
   };
-  struct Lane {             // one ring channel's counters
-    uint64_t sent = 0;      // data frames written (= the outbox head we returned)
-    uint64_t credit = 0;    // messages rank + 1 consumed (its credit frames)
-    uint64_t landed = 0;    // data frames received into the inbox (= its tail)
-    uint64_t credited = 0;  // inbox head value last put in a credit frame
-    uint64_t sendEnd = 0;   // the messages to rank + 1 once the call is over
-    uint64_t recvEnd = 0;   // and from rank - 1
+  struct Lane {              // one ring channel's counters
+    uint64_t sent = 0;       // data or put frames written (frames: = the outbox head)
+    uint64_t credit = 0;     // messages rank + 1 consumed (its credit frames)
+    uint64_t landed = 0;     // data frames received into the inbox
+    uint64_t published = 0;  // the inbox tail the kernel sees (GPU slots: after a flush)
+    uint64_t credited = 0;   // inbox head value last put in a credit frame
+    uint64_t sendEnd = 0;    // the messages to rank + 1 once the call is over
+    uint64_t recvEnd = 0;    // and from rank - 1
   };
 
   bool busy(const Writer& w) const;
@@ -120,6 +123,7 @@ class RingProxy {
   weftResult_t read(Reader& rd, bool* moved);
   weftResult_t arrived(Reader& rd);
   weftResult_t land(int channel, uint64_t bytes);
+  weftResult_t publish();
 
   int channels_ = 0, nstreams_ = 1, next_ = -1, prev_ = -1;
   unsigned char* outbox_ = nullptr;
@@ -128,6 +132,7 @@ class RingProxy {
   uint64_t putLocal_ = 0, putRemote_ = 0;
   uint32_t putLkey_ = 0, putRkey_ = 0;
   bool putIn_ = false, inboxGpu_ = false;  // landByPut
+  bool flushDue_ = false;                  // GPU slots: messages landed, not yet published
   std::function<weftResult_t()> flush_;
   std::vector<Lane> lanes_;
   std::vector<Writer> writers_;
