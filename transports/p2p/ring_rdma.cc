@@ -32,14 +32,17 @@ topo::GdrChoice gdrChoice(int device, RdmaMemory* memory) {
 }
 
 // GPU slots for one direction, registered; nullptr (and *note says why) when
-// either step fails.
+// either step fails. The allocation is whole 64 KiB GPU pages, so that the
+// page-rounded range a dma-buf export or nvidia-peermem pins is all ours.
 void* gpuSlots(int device, int channels, RdmaMemory* memory, std::unique_ptr<RdmaRegion>* region,
                std::string* note) {
   DeviceRuntime* rt = deviceRuntime();
+  constexpr size_t kGpuPage = 64 << 10;
   const size_t bytes = ringMemoryBytes(channels);
   void* slots = nullptr;
   GpuExport unused{};
-  if (rt->allocDevice(device, bytes, &slots, &unused) != weftSuccess) {
+  if (rt->allocDevice(device, (bytes + kGpuPage - 1) / kGpuPage * kGpuPage, &slots, &unused) !=
+      weftSuccess) {
     *note += "GPU memory for the slots: " + lastError() + "; ";
     return nullptr;
   }
