@@ -14,6 +14,7 @@
 
 #include "core/config.h"
 #include "core/error.h"
+#include "transports/ib/ib_qp_states.h"
 
 namespace weft {
 namespace {
@@ -135,15 +136,8 @@ weftResult_t IbConnection::create(IbEndpoint* local) {
   if (qp_ == nullptr)
     return setError(weftSystemError, "%s: ibv_create_qp for %s failed: %s", dev_->name().c_str(),
                     peer_.c_str(), strerror(errno));
-  ibv_qp_attr attr{};
-  attr.qp_state = IBV_QPS_INIT;
-  attr.pkey_index = 0;
-  attr.port_num = static_cast<uint8_t>(dev_->port());
-  attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
-  if (ibv_modify_qp(qp_, &attr,
-                    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) != 0)
-    return setError(weftSystemError, "%s: QP to INIT failed: %s", dev_->name().c_str(),
-                    strerror(errno));
+  WEFT_CHECK(qpToInit(*dev_, qp_, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE,
+                      "the QP for " + peer_));
   WEFT_CHECK(postInitialRecvs());
   std::random_device rd;
   sendPsn_ = rd() & 0xFFFFFF;
@@ -164,42 +158,10 @@ weftResult_t IbConnection::setRemote(const IbEndpoint& remote) {
 
 weftResult_t IbConnection::connect(const IbEndpoint& remote) {
   WEFT_CHECK(setRemote(remote));
-  ibv_qp_attr attr{};
-  attr.qp_state = IBV_QPS_RTR;
-  attr.path_mtu = static_cast<ibv_mtu>(std::min<uint32_t>(remote.mtu, dev_->mtu()));
-  attr.dest_qp_num = remote.qpn;
-  attr.rq_psn = remote.psn;
-  attr.max_dest_rd_atomic = 1;
-  attr.min_rnr_timer = 12;
-  attr.ah_attr.port_num = static_cast<uint8_t>(dev_->port());
-  attr.ah_attr.sl = static_cast<uint8_t>(configInt("WEFT_IB_SL"));
-  if (dev_->roce()) {
-    attr.ah_attr.is_global = 1;
-    std::memcpy(attr.ah_attr.grh.dgid.raw, remote.gid, 16);
-    attr.ah_attr.grh.sgid_index = static_cast<uint8_t>(dev_->gidIndex());
-    attr.ah_attr.grh.hop_limit = 64;
-    attr.ah_attr.grh.traffic_class = static_cast<uint8_t>(configInt("WEFT_IB_TC"));
-  } else {
-    attr.ah_attr.dlid = remote.lid;
-  }
-  if (ibv_modify_qp(qp_, &attr,
-                    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                        IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) != 0)
-    return setError(weftSystemError, "%s: QP to RTR (peer %s) failed: %s", dev_->name().c_str(),
-                    peer_.c_str(), strerror(errno));
-  attr = ibv_qp_attr{};
-  attr.qp_state = IBV_QPS_RTS;
-  attr.timeout = static_cast<uint8_t>(configInt("WEFT_IB_TIMEOUT"));
-  attr.retry_cnt = static_cast<uint8_t>(configInt("WEFT_IB_RETRY_CNT"));
-  attr.rnr_retry = 7;  // receive WRs are reposted as they are polled: wait, never fail
-  attr.sq_psn = sendPsn_;
-  attr.max_rd_atomic = 1;
-  if (ibv_modify_qp(qp_, &attr,
-                    IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                        IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) != 0)
-    return setError(weftSystemError, "%s: QP to RTS (peer %s) failed: %s", dev_->name().c_str(),
-                    peer_.c_str(), strerror(errno));
-  return weftSuccess;
+  const std::string who = "the QP for " + peer_;
+  WEFT_CHECK(qpToRtr(*dev_, qp_, remote.qpn, remote.psn, remote.gid, remote.lid,
+                     static_cast<ibv_mtu>(std::min<uint32_t>(remote.mtu, dev_->mtu())), who));
+  return qpToRts(*dev_, qp_, sendPsn_, who);
 }
 
 weftResult_t IbConnection::completionError(const ibv_wc& wc, const char* what) {

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/wait.h"
 #include "device/device_runtime.h"
+#include "transports/ib/ib_qp_states.h"
 
 namespace weft {
 namespace {
@@ -96,50 +97,11 @@ weftResult_t IbMemory::makeFlushQp() {
                     dev_->name().c_str(), strerror(errno));
   // INIT, then RTR and RTS towards itself: every read goes out and back
   // through the NIC.
-  ibv_qp_attr attr{};
-  attr.qp_state = IBV_QPS_INIT;
-  attr.port_num = static_cast<uint8_t>(dev_->port());
-  attr.qp_access_flags = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE;
-  int rc = ibv_modify_qp(qp_, &attr,
-                         IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
   const uint32_t psn = std::random_device()() & 0xFFFFFF;
-  if (rc == 0) {
-    attr = ibv_qp_attr{};
-    attr.qp_state = IBV_QPS_RTR;
-    attr.path_mtu = dev_->mtu();
-    attr.dest_qp_num = qp_->qp_num;
-    attr.rq_psn = psn;
-    attr.max_dest_rd_atomic = 1;
-    attr.min_rnr_timer = 12;
-    attr.ah_attr.port_num = static_cast<uint8_t>(dev_->port());
-    if (dev_->roce()) {
-      attr.ah_attr.is_global = 1;
-      attr.ah_attr.grh.dgid = dev_->gid();
-      attr.ah_attr.grh.sgid_index = static_cast<uint8_t>(dev_->gidIndex());
-      attr.ah_attr.grh.hop_limit = 1;
-    } else {
-      attr.ah_attr.dlid = dev_->lid();
-    }
-    rc = ibv_modify_qp(qp_, &attr,
-                       IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                           IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-  }
-  if (rc == 0) {
-    attr = ibv_qp_attr{};
-    attr.qp_state = IBV_QPS_RTS;
-    attr.timeout = static_cast<uint8_t>(configInt("WEFT_IB_TIMEOUT"));
-    attr.retry_cnt = static_cast<uint8_t>(configInt("WEFT_IB_RETRY_CNT"));
-    attr.rnr_retry = 7;
-    attr.sq_psn = psn;
-    attr.max_rd_atomic = 1;
-    rc = ibv_modify_qp(qp_, &attr,
-                       IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                           IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
-  }
-  if (rc != 0)
-    return setError(weftSystemError, "%s: connecting the GDR flush queue pair to itself failed: %s",
-                    dev_->name().c_str(), strerror(errno));
-  return weftSuccess;
+  const std::string who = "the GDR flush QP";
+  WEFT_CHECK(qpToInit(*dev_, qp_, IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE, who));
+  WEFT_CHECK(qpToRtr(*dev_, qp_, qp_->qp_num, psn, dev_->gid().raw, dev_->lid(), dev_->mtu(), who));
+  return qpToRts(*dev_, qp_, psn, who);
 }
 
 weftResult_t IbMemory::flush(const RdmaRegion& region) {

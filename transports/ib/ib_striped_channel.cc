@@ -12,7 +12,7 @@ weftResult_t IbStripedChannel::stripe(size_t bytes, size_t* moved, Move move) {
   *moved = 0;
   const uint64_t n = qps_.size();
   while (*moved < bytes) {
-    IbConnection* qp = qps_[n == 1 ? 0 : (pos_ / kStripeBytes) % n];
+    IbConnection* qp = current();
     const size_t room = n == 1 ? bytes : kStripeBytes - pos_ % kStripeBytes;
     size_t m = 0;
     WEFT_CHECK(move(qp, *moved, std::min(bytes - *moved, room), &m));
@@ -39,9 +39,7 @@ weftResult_t IbStripedChannel::tryRecv(void* data, size_t bytes, size_t* moved) 
 
 weftResult_t IbStripedChannel::tryPut(uint64_t localAddr, uint32_t lkey, uint64_t remoteAddr,
                                       uint32_t rkey, size_t bytes, bool* posted) {
-  const uint64_t n = qps_.size();
-  IbConnection* qp = qps_[n == 1 ? 0 : (pos_ / kStripeBytes) % n];
-  return qp->tryPut(localAddr, lkey, remoteAddr, rkey, bytes, posted);
+  return current()->tryPut(localAddr, lkey, remoteAddr, rkey, bytes, posted);
 }
 
 }  // namespace weft

@@ -35,6 +35,10 @@ class IbStripedChannel : public Channel {
  private:
   template <typename Move>
   weftResult_t stripe(size_t bytes, size_t* moved, Move move);
+  // The QP that carries stream byte pos_.
+  IbConnection* current() const {
+    return qps_[qps_.size() == 1 ? 0 : (pos_ / kStripeBytes) % qps_.size()];
+  }
 
   std::vector<IbConnection*> qps_;
   uint64_t pos_ = 0;  // stream bytes moved so far in our direction
