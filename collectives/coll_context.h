@@ -34,6 +34,9 @@ struct CollContext {
   size_t stagingBytes = 0;
   size_t chunkBytes = 256 << 10;  // ring pipeline chunk
   size_t slotBytes = 0;           // one staging slot per stream (chunkBytes + slack)
+  // Largest call whose provably stable sends are offered for sending by
+  // reference (FlowItem::stable; WEFT_SOCKET_SPLICE_MAX, 0: never).
+  size_t stableCallMax = 0;
   Scratch* scratch = nullptr;
   FlowRunOptions run;
 };

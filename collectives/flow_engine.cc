@@ -71,9 +71,11 @@ weftResult_t runPlan(FlowPlan& plan, const FlowRunOptions& opts) {
         size_t moved = 0;
         if (s.offset < s.cur.bytes) {
           Channel* ch = plan.channel(f);
-          weftResult_t r = send
-                               ? ch->trySend(s.cur.data + s.offset, s.cur.bytes - s.offset, &moved)
-                               : ch->tryRecv(s.cur.data + s.offset, s.cur.bytes - s.offset, &moved);
+          char* at = s.cur.data + s.offset;
+          const size_t left = s.cur.bytes - s.offset;
+          weftResult_t r = !send          ? ch->tryRecv(at, left, &moved)
+                           : s.cur.stable ? ch->trySendStable(at, left, &moved)
+                                          : ch->trySend(at, left, &moved);
           if (r != weftSuccess) {
             // Abort shuts the sockets down; say "aborted" rather than blame the peer.
             if (opts.abortFlag && opts.abortFlag->load())

@@ -23,6 +23,12 @@ struct FlowItem {
   size_t bytes = 0;
   int depFlow = -1;  // this item waits until flow depFlow has done > depItem
   int64_t depItem = -1;
+  // Send items only: the plan offers these bytes for sending by reference
+  // (Channel::trySendStable). It may only where it guarantees they stay
+  // unchanged until the receiver has read them, within the call and after it
+  // returns (the receiver's later sends that this rank waits for depend on
+  // them), and does where it is worth it (CollContext::stableCallMax).
+  bool stable = false;
 };
 
 // What a collective tells the engine. Items are produced on demand so that a

@@ -23,7 +23,9 @@ class RingAllReducePlan : public FlowPlan {
     esize_ = datatypeSize(a.datatype);
     maxSeg_ = segmentOf(a.count, n_, 0).count;
     C_ = chunksPerSegment(maxSeg_, esize_, ctx.chunkBytes);
-    int steps = phase == RingPhase::kBoth ? 2 * (n_ - 1) : n_ - 1;
+    const bool both = phase == RingPhase::kBoth;
+    offerStable_ = both && a.count * esize_ <= ctx.stableCallMax;
+    int steps = both ? 2 * (n_ - 1) : n_ - 1;
     firstStep_ = phase == RingPhase::kAllGather ? n_ - 1 : 0;
     order_ = ringOrder(steps, C_, ctx.chunkBytes);
     total_ = static_cast<int64_t>(steps) * C_;
@@ -53,6 +55,14 @@ class RingAllReducePlan : public FlowPlan {
                                    : static_cast<const char*>(args_.recvbuff);
       it.data = const_cast<char*>(base) + sp.offset * esize_;
       it.bytes = sp.count * esize_;
+      // A reduce-scatter send of chunk c comes back to this rank, reduced by
+      // the ranks downstream, in the allgather half of this same call: every
+      // receive of chunk c there follows the next rank's read of our send,
+      // and nothing writes these bytes before that receive (in place, only the
+      // allgather writes the segments this rank sent). So the call cannot end,
+      // nor the bytes change, before the next rank has read them. Allgather
+      // sends have no such return and stay copied.
+      it.stable = offerStable_ && step < n_ - 1;
       if (local > 0) {  // not the phase's first step: wait for this chunk's last arrival
         int64_t dep = order_.index(local - 1, c);
         it.depFlow = S_ + static_cast<int>(dep % S_);
@@ -90,7 +100,8 @@ class RingAllReducePlan : public FlowPlan {
   int next_, prev_;
   size_t esize_ = 0, maxSeg_ = 0;
   int64_t C_ = 1, total_ = 0;
-  int64_t firstStep_ = 0;  // the phase's first step (n - 1 for the allgather half)
+  int64_t firstStep_ = 0;     // the phase's first step (n - 1 for the allgather half)
+  bool offerStable_ = false;  // both halves in this call, no larger than ctx.stableCallMax
   RingOrder order_;
 };
 

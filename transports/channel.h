@@ -24,6 +24,13 @@ class Channel {
   // transport may still be reading or writing (verbs zero-copy, ib_connection.h).
   virtual weftResult_t trySend(const void* data, size_t bytes, size_t* moved) = 0;
   virtual weftResult_t tryRecv(void* data, size_t bytes, size_t* moved) = 0;
+  // trySend for bytes that the caller guarantees stay unchanged until the
+  // receiver has read them (its schedule proves it): the transport may send
+  // them by reference instead of copying (TCP: splice_sender.h). A partly
+  // sent buffer must be resumed where it stopped, before any other send.
+  virtual weftResult_t trySendStable(const void* data, size_t bytes, size_t* moved) {
+    return trySend(data, bytes, moved);
+  }
   // A file descriptor to sleep on in poll() (POLLOUT for senders, POLLIN for
   // receivers), or -1 when the channel can only be polled by retrying.
   virtual int waitFd() const = 0;

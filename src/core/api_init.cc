@@ -60,7 +60,8 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
   WEFT_CHECK(c->bootstrap->init(id, rank, nranks, &c->aborted));
   WEFT_CHECK(gatherRankPlaces(*c->bootstrap, &c->places));
   c->tcp = std::make_unique<TcpTransport>();
-  if (nranks > 1) WEFT_CHECK(c->tcp->connectAll(*c->bootstrap, c->config.nstreams));
+  if (nranks > 1)
+    WEFT_CHECK(c->tcp->connectAll(*c->bootstrap, c->config.nstreams, c->config.spliceMin));
   if (nranks > 1 && c->config.shmEnabled) {
     c->shm = std::make_unique<ShmTransport>();
     WEFT_CHECK(c->shm->setup(*c->bootstrap, *c->tcp, c->places, c->config.nstreams,
@@ -106,6 +107,7 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
   ctx.staging = c->staging;
   ctx.stagingBytes = c->stagingBytes;
   ctx.chunkBytes = c->config.chunkBytes;
+  ctx.stableCallMax = c->config.spliceMin > 0 ? c->config.spliceMaxCall : 0;
   ctx.run.abortFlag = &c->aborted;
   ctx.run.timeoutSec = c->config.timeoutSec;
   ctx.run.spinUs = c->config.spinUs;

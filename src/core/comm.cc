@@ -122,6 +122,15 @@ weftResult_t readCommConfig(CommConfig* cfg) {
     return setError(weftInvalidArgument, "WEFT_SOCKET_NSTREAMS=%s: expected 1 to 16",
                     configString("WEFT_SOCKET_NSTREAMS").c_str());
   cfg->nstreams = static_cast<int>(v);
+  if (!parseSize(configString("WEFT_SOCKET_SPLICE"), &v) || v < 0 || v > (1LL << 30))
+    return setError(weftInvalidArgument,
+                    "WEFT_SOCKET_SPLICE=%s: expected 0 (off) or a size up to 1G",
+                    configString("WEFT_SOCKET_SPLICE").c_str());
+  cfg->spliceMin = static_cast<size_t>(v);
+  if (!parseSize(configString("WEFT_SOCKET_SPLICE_MAX"), &v) || v < 0)
+    return setError(weftInvalidArgument, "WEFT_SOCKET_SPLICE_MAX=%s: expected a size",
+                    configString("WEFT_SOCKET_SPLICE_MAX").c_str());
+  cfg->spliceMaxCall = static_cast<size_t>(v);
   cfg->timeoutSec = configDouble("WEFT_TIMEOUT");
   if (cfg->timeoutSec <= 0)
     return setError(weftInvalidArgument, "WEFT_TIMEOUT=%s: expected a positive number of seconds",

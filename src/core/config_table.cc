@@ -19,6 +19,12 @@ const std::vector<ConfigVar>& configVars() {
       {"WEFT_SOCKET_NSTREAMS", "1",
        "TCP connections per peer pair; chunks are striped over them (more help on high-latency "
        "links)."},
+      {"WEFT_SOCKET_SPLICE", "64K",
+       "Smallest TCP send passed by reference (vmsplice+splice, no send-side copy) where the "
+       "schedule keeps the bytes unchanged until the peer read them; 0 turns it off."},
+      {"WEFT_SOCKET_SPLICE_MAX", "1M",
+       "Largest call sent by reference: above it the peer reads the sender's pages from "
+       "further out in the memory hierarchy, which costs more than the copy saved."},
       {"WEFT_CHUNK", "256K",
        "Bytes per pipelined chunk (K/M suffixes); unset, the tuner picks up to this much."},
       {"WEFT_ALGO", "auto",

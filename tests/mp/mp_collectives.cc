@@ -1,9 +1,9 @@
 // mp_collectives: the multi-process correctness test. Run by ctest as
 //   weft-run -n N mp_collectives [--large-count C] [--huge-mib M]
 //   mpirun -np N mp_collectives --mpi [...]          (builds with MPI)
-// Each rank checks allreduce, allgather, the async forms and cross-rank
-// bitwise reproducibility against references it computes on its own, prints
-// one line per failing case, and exits 1 when any rank saw a failure.
+// Each rank checks allreduce, allgather, the async forms, buffers reused at
+// once after a call, and cross-rank bitwise reproducibility against references it computes on its
+// own, prints one line per failing case, and exits 1 when any rank saw a failure.
 #include <weft/weft.h>
 
 #include <chrono>
@@ -75,6 +75,7 @@ int main(int argc, char** argv) {
   mp::checkAllGather(job, log);
   mp::checkAsync(job, log);
   mp::checkDeterminism(job, log);
+  mp::checkReuse(job, log);
 
   // Every rank reports the job's verdict, not only its own.
   int32_t mine = log.failures(), total = -1;

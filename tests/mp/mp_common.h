@@ -147,5 +147,6 @@ void checkAllReduce(const Job& job, Log& log);
 void checkAllGather(const Job& job, Log& log);
 void checkAsync(const Job& job, Log& log);
 void checkDeterminism(const Job& job, Log& log);
+void checkReuse(const Job& job, Log& log);  // mp_reuse.cc
 
 }  // namespace mp

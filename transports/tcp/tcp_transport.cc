@@ -15,6 +15,9 @@ namespace weft {
 
 weftResult_t TcpChannel::trySend(const void* data, size_t bytes, size_t* moved) {
   *moved = 0;
+  if (splice_ && splice_->pending() > 0)  // those bytes are the stream's next ones
+    return setError(weftInternalError, "sending to %s: a copy send overtook a send by reference",
+                    peer_.c_str());
   ssize_t n = send(fd_, data, bytes, MSG_NOSIGNAL | MSG_DONTWAIT);
   if (n >= 0) {
     *moved = static_cast<size_t>(n);
@@ -23,6 +26,18 @@ weftResult_t TcpChannel::trySend(const void* data, size_t bytes, size_t* moved) 
   if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return weftSuccess;
   return setError(weftRemoteError, "connection to %s broke while sending: %s", peer_.c_str(),
                   strerror(errno));
+}
+
+TcpChannel::~TcpChannel() = default;
+
+weftResult_t TcpChannel::trySendStable(const void* data, size_t bytes, size_t* moved) {
+  if (!splice_ && (spliceMin_ == 0 || bytes < spliceMin_)) return trySend(data, bytes, moved);
+  if (!splice_) splice_ = std::make_unique<SpliceSender>(fd_, peer_);
+  // The tail of an item already in the pipe must follow it, whatever its size.
+  if (splice_->pending() == 0 && bytes < spliceMin_) return trySend(data, bytes, moved);
+  bool fallback = false;
+  WEFT_CHECK(splice_->trySend(static_cast<const char*>(data), bytes, moved, &fallback));
+  return fallback ? trySend(data, bytes, moved) : weftSuccess;
 }
 
 weftResult_t TcpChannel::tryRecv(void* data, size_t bytes, size_t* moved) {
@@ -67,7 +82,7 @@ void TcpTransport::shutdownAll() {
       if (fd >= 0) shutdown(fd, SHUT_RDWR);
 }
 
-weftResult_t TcpTransport::connectAll(Bootstrap& bs, int nstreams) {
+weftResult_t TcpTransport::connectAll(Bootstrap& bs, int nstreams, size_t spliceMin) {
   int n = bs.nranks(), me = bs.rank();
   nstreams_ = nstreams;
   fds_.assign(n, std::vector<int>(nstreams, -1));
@@ -86,7 +101,7 @@ weftResult_t TcpTransport::connectAll(Bootstrap& bs, int nstreams) {
     if (p == me) continue;
     for (int s = 0; s < nstreams; ++s) {
       std::string name = bs.peerName(p);
-      send_[p].push_back(std::make_unique<TcpChannel>(fds_[p][s], name));
+      send_[p].push_back(std::make_unique<TcpChannel>(fds_[p][s], name, spliceMin));
       recv_[p].push_back(std::make_unique<TcpChannel>(fds_[p][s], name));
     }
   }

@@ -4,6 +4,7 @@
 // Chunks are striped over the streams by the executor for bandwidth. The
 // kernel's send-buffer autotuning is left alone (fixing SO_SNDBUF is what
 // makes Gloo stall on delayed ACKs; see shared/peers/RESULTS.md, finding 4).
+// Sends that the schedule marks stable may go by reference (splice_sender.h).
 #pragma once
 
 #include <memory>
@@ -12,16 +13,23 @@
 
 #include "bootstrap/bootstrap.h"
 #include "transports/channel.h"
+#include "transports/tcp/splice_sender.h"
 
 namespace weft {
 
 class TcpChannel : public Channel {
  public:
-  TcpChannel(int fd, std::string peer) : fd_(fd), peer_(std::move(peer)) {}
+  // spliceMin: smallest stable send passed by reference (0: never).
+  TcpChannel(int fd, std::string peer, size_t spliceMin = 0)
+      : fd_(fd), peer_(std::move(peer)), spliceMin_(spliceMin) {}
+  ~TcpChannel() override;
   weftResult_t trySend(const void* data, size_t bytes, size_t* moved) override;
+  weftResult_t trySendStable(const void* data, size_t bytes, size_t* moved) override;
   weftResult_t tryRecv(void* data, size_t bytes, size_t* moved) override;
   int waitFd() const override { return fd_; }
   const std::string& peerName() const override { return peer_; }
+  // Bytes of a stable send still in the pipe: they go before anything else.
+  size_t pendingByReference() const { return splice_ ? splice_->pending() : 0; }
 
  private:
   // Small reads go through a read-ahead buffer: a call header and the small
@@ -34,12 +42,15 @@ class TcpChannel : public Channel {
   std::string peer_;
   std::unique_ptr<char[]> ahead_;
   size_t aheadPos_ = 0, aheadEnd_ = 0;
+  size_t spliceMin_;
+  std::unique_ptr<SpliceSender> splice_;  // made on the first stable send that qualifies
 };
 
 class TcpTransport : public ChannelTable {
  public:
   ~TcpTransport() override;
-  weftResult_t connectAll(Bootstrap& bootstrap, int nstreams);
+  // spliceMin: WEFT_SOCKET_SPLICE, the smallest send passed by reference.
+  weftResult_t connectAll(Bootstrap& bootstrap, int nstreams, size_t spliceMin = 0);
   int nstreams() const override { return nstreams_; }
   Channel* sendChannel(int peer, int stream) override { return send_[peer][stream].get(); }
   Channel* recvChannel(int peer, int stream) override { return recv_[peer][stream].get(); }
