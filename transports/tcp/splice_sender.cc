@@ -95,7 +95,7 @@ weftResult_t SpliceSender::trySend(const char* data, size_t bytes, size_t* moved
     if (v <= 0) {
       // Memory the kernel cannot reference (a device mapping, say): copy from
       // now on rather than ask again for every chunk.
-      if (errno != EAGAIN) {
+      if (v < 0 && errno != EAGAIN) {
         WEFT_INFO(NET, "sending to %s by reference failed (%s): sends copy from now on",
                   peer_.c_str(), strerror(errno));
         usable_ = false;
