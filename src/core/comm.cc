@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <unordered_set>
 
@@ -92,6 +93,29 @@ void retireComm(weftComm* comm) {
   for (int i = 0; i < 5000 && comm->activeCalls.load() > 0; ++i) usleep(1000);
 }
 
+namespace {
+
+// A size knob (K/M/G suffixes) within [lo, hi]; anything else is
+// weftInvalidArgument with a sentence naming the variable and what it takes.
+weftResult_t readSize(const char* name, int64_t lo, int64_t hi, const char* expected,
+                      int64_t* out) {
+  const std::string text = configString(name);
+  if (!parseSize(text, out) || *out < lo || *out > hi)
+    return setError(weftInvalidArgument, "%s=%s: expected %s", name, text.c_str(), expected);
+  return weftSuccess;
+}
+
+// A 0/1 switch that must be written exactly so.
+weftResult_t readSwitch(const char* name, bool* out) {
+  const std::string text = configString(name);
+  if (text != "0" && text != "1")
+    return setError(weftInvalidArgument, "%s=%s: expected 0 or 1", name, text.c_str());
+  *out = text == "1";
+  return weftSuccess;
+}
+
+}  // namespace
+
 weftResult_t readCommConfig(CommConfig* cfg) {
   std::string algo = configString("WEFT_ALGO");
   if (algo == "auto" || algo.empty())
@@ -108,28 +132,18 @@ weftResult_t readCommConfig(CommConfig* cfg) {
     return setError(weftInvalidArgument, "WEFT_ALGO=%s: expected auto, ring, oneshot, tree or hier",
                     algo.c_str());
 
+  constexpr int64_t kG = 1LL << 30, kM = 1LL << 20, kNoMax = INT64_MAX;
   int64_t v = 0;
-  if (!parseSize(configString("WEFT_ONESHOT_MAX"), &v) || v < 0 || v > (1LL << 30))
-    return setError(weftInvalidArgument, "WEFT_ONESHOT_MAX=%s: expected a size up to 1G",
-                    configString("WEFT_ONESHOT_MAX").c_str());
+  WEFT_CHECK(readSize("WEFT_ONESHOT_MAX", 0, kG, "a size up to 1G", &v));
   cfg->oneshotMax = static_cast<size_t>(v);
-  if (!parseSize(configString("WEFT_CHUNK"), &v) || v < 64 || v > (64LL << 20))
-    return setError(weftInvalidArgument, "WEFT_CHUNK=%s: expected a size from 64 to 64M",
-                    configString("WEFT_CHUNK").c_str());
+  WEFT_CHECK(readSize("WEFT_CHUNK", 64, 64 * kM, "a size from 64 to 64M", &v));
   cfg->chunkBytes = static_cast<size_t>(v);
   cfg->chunkForced = configIsSet("WEFT_CHUNK");
-  if (!parseSize(configString("WEFT_SOCKET_NSTREAMS"), &v) || v < 1 || v > 16)
-    return setError(weftInvalidArgument, "WEFT_SOCKET_NSTREAMS=%s: expected 1 to 16",
-                    configString("WEFT_SOCKET_NSTREAMS").c_str());
+  WEFT_CHECK(readSize("WEFT_SOCKET_NSTREAMS", 1, 16, "1 to 16", &v));
   cfg->nstreams = static_cast<int>(v);
-  if (!parseSize(configString("WEFT_SOCKET_SPLICE"), &v) || v < 0 || v > (1LL << 30))
-    return setError(weftInvalidArgument,
-                    "WEFT_SOCKET_SPLICE=%s: expected 0 (off) or a size up to 1G",
-                    configString("WEFT_SOCKET_SPLICE").c_str());
+  WEFT_CHECK(readSize("WEFT_SOCKET_SPLICE", 0, kG, "0 (off) or a size up to 1G", &v));
   cfg->spliceMin = static_cast<size_t>(v);
-  if (!parseSize(configString("WEFT_SOCKET_SPLICE_MAX"), &v) || v < 0)
-    return setError(weftInvalidArgument, "WEFT_SOCKET_SPLICE_MAX=%s: expected a size",
-                    configString("WEFT_SOCKET_SPLICE_MAX").c_str());
+  WEFT_CHECK(readSize("WEFT_SOCKET_SPLICE_MAX", 0, kNoMax, "a size", &v));
   cfg->spliceMaxCall = static_cast<size_t>(v);
   cfg->timeoutSec = configDouble("WEFT_TIMEOUT");
   if (cfg->timeoutSec <= 0)
@@ -140,39 +154,21 @@ weftResult_t readCommConfig(CommConfig* cfg) {
   cfg->shmEnabled = configString("WEFT_SHM_DISABLE") != "1";
   cfg->shmMap = configString("WEFT_SHM_MAP") != "0";
   cfg->checkCalls = configString("WEFT_CHECK_CALLS") != "0";
-  if (!parseSize(configString("WEFT_SHM_FIFO"), &v) || v < 4096 || v > (1LL << 30))
-    return setError(weftInvalidArgument, "WEFT_SHM_FIFO=%s: expected a size from 4K to 1G",
-                    configString("WEFT_SHM_FIFO").c_str());
+  WEFT_CHECK(readSize("WEFT_SHM_FIFO", 4096, kG, "a size from 4K to 1G", &v));
   cfg->shmFifoBytes = static_cast<size_t>(v);
-  if (!parseSize(configString("WEFT_IB_BUFFER"), &v) || v < 65536 || v > (1LL << 30))
-    return setError(weftInvalidArgument, "WEFT_IB_BUFFER=%s: expected a size from 64K to 1G",
-                    configString("WEFT_IB_BUFFER").c_str());
+  WEFT_CHECK(readSize("WEFT_IB_BUFFER", 65536, kG, "a size from 64K to 1G", &v));
   cfg->ibBufferBytes = static_cast<size_t>(v);
-  if (!parseSize(configString("WEFT_IB_QPS_PER_CONNECTION"), &v) || v < 1 || v > 16)
-    return setError(weftInvalidArgument, "WEFT_IB_QPS_PER_CONNECTION=%s: expected 1 to 16",
-                    configString("WEFT_IB_QPS_PER_CONNECTION").c_str());
+  WEFT_CHECK(readSize("WEFT_IB_QPS_PER_CONNECTION", 1, 16, "1 to 16", &v));
   cfg->ibQps = static_cast<int>(v);
-  if (!parseSize(configString("WEFT_IB_ZCOPY_THRESHOLD"), &v) || v < 0 || v > (1LL << 30))
-    return setError(weftInvalidArgument,
-                    "WEFT_IB_ZCOPY_THRESHOLD=%s: expected 0 (off) or a size up to 1G",
-                    configString("WEFT_IB_ZCOPY_THRESHOLD").c_str());
+  WEFT_CHECK(readSize("WEFT_IB_ZCOPY_THRESHOLD", 0, kG, "0 (off) or a size up to 1G", &v));
   cfg->ibZcopyMin = static_cast<size_t>(v);
-  if (!parseSize(configString("WEFT_IB_REG_CACHE"), &v) || v < 0)
-    return setError(weftInvalidArgument, "WEFT_IB_REG_CACHE=%s: expected a size",
-                    configString("WEFT_IB_REG_CACHE").c_str());
+  WEFT_CHECK(readSize("WEFT_IB_REG_CACHE", 0, kNoMax, "a size", &v));
   cfg->ibRegCacheBytes = static_cast<size_t>(v);
   cfg->ibRegPersist = configString("WEFT_IB_REG_PERSIST") == "1";
-  const std::string cm = configString("WEFT_IB_RDMACM");
-  if (cm != "0" && cm != "1")
-    return setError(weftInvalidArgument, "WEFT_IB_RDMACM=%s: expected 0 or 1", cm.c_str());
-  cfg->ibRdmacm = cm == "1";
-  const std::string ring = configString("WEFT_GPU_RING");
-  if (ring != "0" && ring != "1")
-    return setError(weftInvalidArgument, "WEFT_GPU_RING=%s: expected 0 or 1", ring.c_str());
-  cfg->gpuRing = ring == "1";
-  if (!parseSize(configString("WEFT_MAX_CTAS"), &v) || v < 1 || v > kMaxP2pChannels)
-    return setError(weftInvalidArgument, "WEFT_MAX_CTAS=%s: expected 1 to %d",
-                    configString("WEFT_MAX_CTAS").c_str(), kMaxP2pChannels);
+  WEFT_CHECK(readSwitch("WEFT_IB_RDMACM", &cfg->ibRdmacm));
+  WEFT_CHECK(readSwitch("WEFT_GPU_RING", &cfg->gpuRing));
+  const std::string maxCtas = "1 to " + std::to_string(kMaxP2pChannels);
+  WEFT_CHECK(readSize("WEFT_MAX_CTAS", 1, kMaxP2pChannels, maxCtas.c_str(), &v));
   cfg->maxCtas = static_cast<int>(v);
   return weftSuccess;
 }

@@ -7,10 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "bootstrap/socket.h"
+#include "core/comm.h"
 #include "core/config.h"
+#include "core/error.h"
 
 namespace {
 
@@ -160,6 +163,52 @@ TEST(ParseHostPort, SetPortChangesOnlyThePort) {
   weft::SockAddr b = mustParse("[::1]:1");
   b.setPort(2);
   EXPECT_EQ(b.str(), "[::1]:2");
+}
+
+}  // namespace
+
+namespace {
+
+// readCommConfig: defaults with nothing set, and each bad value refused with a
+// sentence naming the variable, its value and what it takes.
+TEST(ReadCommConfig, DefaultsAndBadValues) {
+  weft::CommConfig cfg;
+  ASSERT_EQ(weft::readCommConfig(&cfg), weftSuccess) << weft::lastError();
+  EXPECT_EQ(cfg.spliceMin, 64u << 10);
+  EXPECT_EQ(cfg.spliceMaxCall, 1u << 20);
+  EXPECT_EQ(cfg.nstreams, 1);
+  struct Case {
+    const char* name;
+    const char* value;
+    const char* sentence;
+  };
+  const Case cases[] = {
+      {"WEFT_CHUNK", "32", "WEFT_CHUNK=32: expected a size from 64 to 64M"},
+      {"WEFT_ONESHOT_MAX", "2G", "WEFT_ONESHOT_MAX=2G: expected a size up to 1G"},
+      {"WEFT_SOCKET_NSTREAMS", "17", "WEFT_SOCKET_NSTREAMS=17: expected 1 to 16"},
+      {"WEFT_SOCKET_SPLICE", "lots", "WEFT_SOCKET_SPLICE=lots: expected 0 (off) or a size"},
+      {"WEFT_SOCKET_SPLICE_MAX", "-1", "WEFT_SOCKET_SPLICE_MAX=-1: expected a size"},
+      {"WEFT_SHM_FIFO", "1K", "WEFT_SHM_FIFO=1K: expected a size from 4K to 1G"},
+      {"WEFT_IB_QPS_PER_CONNECTION", "0", "WEFT_IB_QPS_PER_CONNECTION=0: expected 1 to 16"},
+      {"WEFT_IB_RDMACM", "yes", "WEFT_IB_RDMACM=yes: expected 0 or 1"},
+      {"WEFT_GPU_RING", "2", "WEFT_GPU_RING=2: expected 0 or 1"},
+      {"WEFT_MAX_CTAS", "0", "WEFT_MAX_CTAS=0: expected 1 to"},
+  };
+  for (const Case& c : cases) {
+    setenv(c.name, c.value, 1);
+    weft::CommConfig bad;
+    EXPECT_EQ(weft::readCommConfig(&bad), weftInvalidArgument) << c.name;
+    EXPECT_NE(weft::lastError().find(c.sentence), std::string::npos)
+        << c.name << ": " << weft::lastError();
+    unsetenv(c.name);
+  }
+  setenv("WEFT_SOCKET_SPLICE", "0", 1);
+  setenv("WEFT_SOCKET_SPLICE_MAX", "16M", 1);
+  ASSERT_EQ(weft::readCommConfig(&cfg), weftSuccess) << weft::lastError();
+  EXPECT_EQ(cfg.spliceMin, 0u);
+  EXPECT_EQ(cfg.spliceMaxCall, 16u << 20);
+  unsetenv("WEFT_SOCKET_SPLICE");
+  unsetenv("WEFT_SOCKET_SPLICE_MAX");
 }
 
 }  // namespace
