@@ -1,11 +1,10 @@
-// Buffers reused the moment a call returns. A transport may send bytes by
-// reference (TCP: splice_sender.h), and then the receiver reads the sender's
-// own pages: if weft let a call return before the next rank had read what it
-// was sent, a caller that writes its buffers right after the call would
-// corrupt that rank's result. So here every other rank scribbles over its
-// input and output as soon as each allreduce returns, and the ranks between
-// them (whose previous rank scribbles) check their results. The roles swap
-// every round; in and out of place alternate.
+// Buffers reused the moment a call returns (allreduce, then allgather). A transport may send bytes
+// by reference (TCP: splice_sender.h), and then the receiver reads the sender's own pages: if weft
+// let a call return before the next rank had read what it was sent, a caller that writes its
+// buffers right after the call would corrupt that rank's result. So here every other rank scribbles
+// over its input and output as soon as each allreduce returns, and the ranks between them (whose
+// previous rank scribbles) check their results. The roles swap every round; in and out of place
+// alternate.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -55,13 +54,51 @@ bool reuseRounds(const Job& job, Log& log, size_t count) {
   return true;
 }
 
+// The same for allgather: rank r's block holds (i % 1009) + round + 7 r.
+bool reuseAllGather(const Job& job, Log& log, size_t count) {
+  std::vector<int32_t> send(count), out(count * job.nranks);
+  for (int round = 0; round < 8; ++round) {
+    const bool scribbler = (round + job.rank) % 2 == 0;
+    for (size_t i = 0; i < count; ++i)
+      send[i] = static_cast<int32_t>(i % 1009) + round + 7 * job.rank;
+    weftResult_t r =
+        weftAllGather(send.data(), out.data(), count, weftInt32, job.comm, WEFT_STREAM_HOST);
+    if (scribbler) {
+      std::memset(send.data(), 0xee, count * sizeof(int32_t));
+      std::memset(out.data(), 0xee, out.size() * sizeof(int32_t));
+    }
+    const std::string what =
+        "reuse allgather round " + std::to_string(round) + " count=" + std::to_string(count);
+    if (r != weftSuccess) {
+      log.fail(what + ": returned " + weftGetErrorString(r) + ": " + weftGetLastError(job.comm));
+      return false;
+    }
+    if (scribbler) continue;
+    size_t bad = 0, first = 0;
+    for (size_t j = 0; j < out.size(); ++j) {
+      const size_t owner = j / count, i = j % count;
+      const int32_t want = static_cast<int32_t>(i % 1009) + round + 7 * static_cast<int32_t>(owner);
+      if (out[j] == want) continue;
+      if (bad++ == 0) first = j;
+    }
+    if (bad == 0) {
+      log.pass();
+    } else {
+      log.fail(what + ": " + std::to_string(bad) + " wrong element(s), first at index " +
+               std::to_string(first) + ": got " + std::to_string(out[first]));
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 // 1 MiB (sent by reference under the default WEFT_SOCKET_SPLICE_MAX) and at
 // least 4 MiB (by reference where a test raises it).
 void checkReuse(const Job& job, Log& log) {
-  if (reuseRounds(job, log, 256 << 10))
-    reuseRounds(job, log, std::max<size_t>(job.largeCount, 1 << 20));
+  if (reuseRounds(job, log, 256 << 10) &&
+      reuseRounds(job, log, std::max<size_t>(job.largeCount, 1 << 20)))
+    reuseAllGather(job, log, (1 << 20) / job.nranks);
 }
 
 }  // namespace mp
