@@ -29,17 +29,12 @@ weftResult_t Start(const PerfCall& c, weftRequest_t* request) {
 int main(int argc, char** argv) {
   PerfCollective collective = {};
   collective.tool_name = "alltoall_perf";
-  collective.takes_op = false;
-  collective.takes_root = false;
   collective.has_in_place = false;
-  collective.result_on_root_only = false;
   collective.busbw_factor = PerfBusBwRing;
   collective.count_for_bytes = PerfCountPerRank;
   collective.bytes_for_count = PerfBytesAllRanks;
   collective.send_elems = PerfElemsAllRanks;
   collective.recv_elems = PerfElemsAllRanks;
-  collective.inplace_send_offset = PerfOffsetZero;
-  collective.inplace_recv_offset = PerfOffsetZero;
   collective.expected = Expected;
   collective.run = Run;
   collective.start = Start;

@@ -28,15 +28,7 @@ int main(int argc, char** argv) {
   collective.tool_name = "reduce_perf";
   collective.takes_op = true;
   collective.takes_root = true;
-  collective.has_in_place = true;
   collective.result_on_root_only = true;
-  collective.busbw_factor = PerfBusBwOne;
-  collective.count_for_bytes = PerfCountOfBuffer;
-  collective.bytes_for_count = PerfBytesOfBuffer;
-  collective.send_elems = PerfElemsCount;
-  collective.recv_elems = PerfElemsCount;
-  collective.inplace_send_offset = PerfOffsetZero;
-  collective.inplace_recv_offset = PerfOffsetZero;
   collective.expected = Expected;
   collective.run = Run;
   collective.start = Start;

@@ -30,15 +30,10 @@ int main(int argc, char** argv) {
   PerfCollective collective = {};
   collective.tool_name = "reduce_scatter_perf";
   collective.takes_op = true;
-  collective.takes_root = false;
-  collective.has_in_place = true;
-  collective.result_on_root_only = false;
   collective.busbw_factor = PerfBusBwRing;
   collective.count_for_bytes = PerfCountPerRank;
   collective.bytes_for_count = PerfBytesAllRanks;
   collective.send_elems = PerfElemsAllRanks;
-  collective.recv_elems = PerfElemsCount;
-  collective.inplace_send_offset = PerfOffsetZero;
   collective.inplace_recv_offset = PerfOffsetRankBlock;
   collective.expected = Expected;
   collective.run = Run;

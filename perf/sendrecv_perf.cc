@@ -46,17 +46,7 @@ weftResult_t Start(const PerfCall& c, weftRequest_t* request) {
 int main(int argc, char** argv) {
   PerfCollective collective = {};
   collective.tool_name = "sendrecv_perf";
-  collective.takes_op = false;
-  collective.takes_root = false;
   collective.has_in_place = false;
-  collective.result_on_root_only = false;
-  collective.busbw_factor = PerfBusBwOne;
-  collective.count_for_bytes = PerfCountOfBuffer;
-  collective.bytes_for_count = PerfBytesOfBuffer;
-  collective.send_elems = PerfElemsCount;
-  collective.recv_elems = PerfElemsCount;
-  collective.inplace_send_offset = PerfOffsetZero;
-  collective.inplace_recv_offset = PerfOffsetZero;
   collective.expected = Expected;
   collective.run = Run;
   collective.start = Start;
