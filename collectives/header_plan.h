@@ -5,8 +5,9 @@
 // (so the data follows in the same byte stream); otherwise a header-only flow
 // is added. Headers are sent eagerly, before the engine moves any data, so
 // that a rank that stops at the first mismatch it sees has told every peer
-// its call; a small first item leaves with its header in one send (one TCP
-// segment: the check then costs the receiver one extra read, no extra wait).
+// its call; a first item that is small (or, over a socket, up to 256 KiB)
+// leaves with its header in one send (one TCP segment: the check then costs
+// the receiver one extra read, no extra wait).
 // Received headers are compared before any data behind them is read.
 #pragma once
 
