@@ -32,11 +32,14 @@ class TcpChannel : public Channel {
   size_t pendingByReference() const { return splice_ ? splice_->pending() : 0; }
 
  private:
-  // Small reads go through a read-ahead buffer: a call header and the small
-  // message behind it (one TCP segment) cost one recv, not two. Every reader
-  // of this stream goes through tryRecv, which serves buffered bytes first,
-  // so the engine never sleeps on the socket while bytes wait here.
-  static constexpr size_t kReadAhead = 4096;
+  // Small reads go through a read-ahead buffer: a call header and a message
+  // of up to 16 KiB behind it (one TCP segment) cost one recv, not two. Every
+  // reader of this stream goes through tryRecv, which serves buffered bytes
+  // first, so the engine never sleeps on the socket while bytes wait here.
+  // 16 KiB rather than 4: 4-16 KiB allreduces over loopback ran 5-10% faster
+  // (2 ranks, 6 alternating runs); the buffer is made on a channel's first
+  // small read, so a rank pays it only for peers that send it headers.
+  static constexpr size_t kReadAhead = (16 << 10) + 256;
   static constexpr size_t kSmallRead = 1024;
   int fd_;  // owned by TcpTransport
   std::string peer_;
