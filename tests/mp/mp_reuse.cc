@@ -16,6 +16,23 @@ namespace mp {
 
 namespace {
 
+// Compares got[i] with want(i) for every i; one pass, or one failure line
+// with the count of wrong elements and the first of them.
+template <typename Want>
+void expectValues(Log& log, const std::string& what, const int32_t* got, size_t count, Want want) {
+  size_t bad = 0, first = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (got[i] == want(i)) continue;
+    if (bad++ == 0) first = i;
+  }
+  if (bad == 0) {
+    log.pass();
+    return;
+  }
+  log.fail(what + ": " + std::to_string(bad) + " wrong element(s), first at index " +
+           std::to_string(first) + ": got " + std::to_string(got[first]));
+}
+
 bool reuseRounds(const Job& job, Log& log, size_t count) {
   std::vector<int32_t> send(count), out(count);
   for (int round = 0; round < 8; ++round) {
@@ -38,18 +55,9 @@ bool reuseRounds(const Job& job, Log& log, size_t count) {
     }
     if (scribbler) continue;
     const int64_t n = job.nranks;
-    size_t bad = 0, first = 0;
-    for (size_t i = 0; i < count; ++i) {
-      int64_t want = n * (static_cast<int64_t>(i % 1009) + round) + n * (n - 1) / 2;
-      if (recv[i] == want) continue;
-      if (bad++ == 0) first = i;
-    }
-    if (bad == 0) {
-      log.pass();
-    } else {
-      log.fail(what + ": " + std::to_string(bad) + " wrong element(s), first at index " +
-               std::to_string(first) + ": got " + std::to_string(recv[first]));
-    }
+    expectValues(log, what, recv, count, [&](size_t i) {
+      return n * (static_cast<int64_t>(i % 1009) + round) + n * (n - 1) / 2;
+    });
   }
   return true;
 }
@@ -74,19 +82,9 @@ bool reuseAllGather(const Job& job, Log& log, size_t count) {
       return false;
     }
     if (scribbler) continue;
-    size_t bad = 0, first = 0;
-    for (size_t j = 0; j < out.size(); ++j) {
-      const size_t owner = j / count, i = j % count;
-      const int32_t want = static_cast<int32_t>(i % 1009) + round + 7 * static_cast<int32_t>(owner);
-      if (out[j] == want) continue;
-      if (bad++ == 0) first = j;
-    }
-    if (bad == 0) {
-      log.pass();
-    } else {
-      log.fail(what + ": " + std::to_string(bad) + " wrong element(s), first at index " +
-               std::to_string(first) + ": got " + std::to_string(out[first]));
-    }
+    expectValues(log, what, out.data(), out.size(), [&](size_t j) {
+      return static_cast<int64_t>(j % count % 1009) + round + 7 * static_cast<int64_t>(j / count);
+    });
   }
   return true;
 }
