@@ -79,6 +79,21 @@ void PerfFillInput(void* buf, size_t count, weftDataType_t type, weftRedOp_t op,
   });
 }
 
+void PerfFillTiming(void* buf, size_t count, weftDataType_t type, int rank) {
+  constexpr uint64_t kPrime = 65521;  // largest prime below 2^16
+  PerfVisitType(type, [&](auto zero) {
+    using T = decltype(zero);
+    T* out = static_cast<T*>(buf);
+    uint64_t j = static_cast<uint64_t>(rank) * 7919 % kPrime;
+    for (size_t i = 0; i < count; ++i) {
+      // j * 40503 mod p walks a permutation of [0, p): consecutive values look
+      // random, so any 4 KiB of them differ from every other 4 KiB.
+      out[i] = static_cast<T>(static_cast<int64_t>(1 + j * 40503 % kPrime % 100));
+      j = j + 1 == kPrime ? 0 : j + 1;
+    }
+  });
+}
+
 void PerfFillConstant(void* buf, size_t count, weftDataType_t type, int64_t value) {
   PerfVisitType(type, [&](auto zero) {
     using T = decltype(zero);

@@ -72,6 +72,15 @@ size_t PerfRecvAllocationElems(const PerfCollective& collective, size_t count, i
 
 double PerfTimeOnRank(const PerfCase& shape, bool in_place, int warmup, int iters) {
   const PerfCall call = PerfMakeCall(shape, in_place);
+  if (shape.stream == nullptr) {  // host buffers: time on data, not on shared pages
+    const PerfCollective& collective = *shape.collective;
+    PerfFillTiming(shape.recv,
+                   PerfRecvAllocationElems(collective, shape.count, shape.rank, shape.nranks),
+                   shape.type, shape.rank);
+    if (!in_place)
+      PerfFillTiming(shape.send, collective.send_elems(shape.count, shape.nranks),
+                     shape.type, shape.rank + shape.nranks);
+  }
   for (int i = 0; i < warmup; ++i) CallOnce(shape, call);
   if (shape.stream != nullptr) PerfDeviceSync(shape.stream);
   Synchronise(shape.comm);

@@ -14,6 +14,7 @@
 #include <mutex>
 
 #include "core/error.h"
+#include "core/prefault.h"
 
 namespace weft {
 namespace {
@@ -63,9 +64,12 @@ weftResult_t hostAlloc(size_t bytes, void** ptr) {
   // "advise"): fewer TLB misses when peers stream through the buffer.
   madvise(mem, rounded, MADV_HUGEPAGE);
   // Fault every page in now: the first touch of a page costs about 14 us on
-  // these machines, which a collective must not pay.
-  volatile char* page = static_cast<char*>(mem);
-  for (size_t at = 0; at < rounded; at += 4096) page[at] = 0;
+  // these machines, which a collective must not pay. One system call maps
+  // them all; touching each page is the fallback (twice as slow here).
+  if (!prefaultWritable(mem, rounded)) {
+    volatile char* page = static_cast<char*>(mem);
+    for (size_t at = 0; at < rounded; at += 4096) page[at] = 0;
+  }
   // A forked child does not inherit it: a MAP_SHARED page would otherwise be
   // shared with the child instead of copied, unlike any malloc'd memory.
   madvise(mem, rounded, MADV_DONTFORK);
