@@ -78,8 +78,8 @@ double PerfTimeOnRank(const PerfCase& shape, bool in_place, int warmup, int iter
                    PerfRecvAllocationElems(collective, shape.count, shape.rank, shape.nranks),
                    shape.type, shape.rank);
     if (!in_place)
-      PerfFillTiming(shape.send, collective.send_elems(shape.count, shape.nranks),
-                     shape.type, shape.rank + shape.nranks);
+      PerfFillTiming(shape.send, collective.send_elems(shape.count, shape.nranks), shape.type,
+                     shape.rank + shape.nranks);
   }
   for (int i = 0; i < warmup; ++i) CallOnce(shape, call);
   if (shape.stream != nullptr) PerfDeviceSync(shape.stream);
