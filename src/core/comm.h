@@ -38,7 +38,7 @@ struct CommConfig {
   bool chunkForced = false;  // WEFT_CHUNK set: the tuner keeps it
   int nstreams = 1;
   size_t spliceMin = 64 << 10;     // WEFT_SOCKET_SPLICE (0: off)
-  size_t spliceMaxCall = 1 << 20;  // WEFT_SOCKET_SPLICE_MAX
+  size_t spliceMaxCall = 512 << 10;  // WEFT_SOCKET_SPLICE_MAX
   double timeoutSec = 300;
   int64_t spinUs = 2;
   bool shmEnabled = true;

@@ -22,7 +22,7 @@ const std::vector<ConfigVar>& configVars() {
       {"WEFT_SOCKET_SPLICE", "64K",
        "Smallest TCP send passed by reference (vmsplice+splice, no send-side copy) where the "
        "schedule keeps the bytes unchanged until the peer read them; 0 turns it off."},
-      {"WEFT_SOCKET_SPLICE_MAX", "1M",
+      {"WEFT_SOCKET_SPLICE_MAX", "512K",
        "Largest call sent by reference: above it the peer reads the sender's pages from "
        "further out in the memory hierarchy, which costs more than the copy saved."},
       {"WEFT_CHUNK", "256K",

@@ -91,10 +91,10 @@ bool reuseAllGather(const Job& job, Log& log, size_t count) {
 
 }  // namespace
 
-// 1 MiB (sent by reference under the default WEFT_SOCKET_SPLICE_MAX) and at
+// 512 KiB (sent by reference under the default WEFT_SOCKET_SPLICE_MAX) and at
 // least 4 MiB (by reference where a test raises it).
 void checkReuse(const Job& job, Log& log) {
-  if (reuseRounds(job, log, 256 << 10) &&
+  if (reuseRounds(job, log, 128 << 10) &&
       reuseRounds(job, log, std::max<size_t>(job.largeCount, 1 << 20)))
     reuseAllGather(job, log, (1 << 20) / job.nranks);
 }

@@ -175,7 +175,7 @@ TEST(ReadCommConfig, DefaultsAndBadValues) {
   weft::CommConfig cfg;
   ASSERT_EQ(weft::readCommConfig(&cfg), weftSuccess) << weft::lastError();
   EXPECT_EQ(cfg.spliceMin, 64u << 10);
-  EXPECT_EQ(cfg.spliceMaxCall, 1u << 20);
+  EXPECT_EQ(cfg.spliceMaxCall, 512u << 10);
   EXPECT_EQ(cfg.nstreams, 1);
   struct Case {
     const char* name;
