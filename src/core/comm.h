@@ -37,7 +37,7 @@ struct CommConfig {
   size_t chunkBytes = 256 << 10;
   bool chunkForced = false;  // WEFT_CHUNK set: the tuner keeps it
   int nstreams = 1;
-  size_t spliceMin = 64 << 10;     // WEFT_SOCKET_SPLICE (0: off)
+  size_t spliceMin = 64 << 10;       // WEFT_SOCKET_SPLICE (0: off)
   size_t spliceMaxCall = 512 << 10;  // WEFT_SOCKET_SPLICE_MAX
   double timeoutSec = 300;
   int64_t spinUs = 2;
