@@ -4,7 +4,6 @@
 #include <cstring>
 
 #include "collectives/coll_context.h"
-#include "core/prefault.h"
 
 namespace weft {
 
@@ -18,8 +17,7 @@ char* Scratch::get(size_t bytes) {
   void* p = mmap(nullptr, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return nullptr;
   madvise(p, want, MADV_HUGEPAGE);
-  // Fault every page in now, not inside a collective.
-  if (!prefaultWritable(p, want)) std::memset(p, 0, want);
+  std::memset(p, 0, want);  // fault every page in now, not inside a collective
   if (base_ != nullptr) munmap(base_, bytes_);
   base_ = static_cast<char*>(p);
   bytes_ = want;

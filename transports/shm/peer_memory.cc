@@ -12,7 +12,6 @@
 
 #include "core/error.h"
 #include "core/log.h"
-#include "core/prefault.h"
 
 namespace weft {
 namespace {
@@ -61,9 +60,6 @@ weftResult_t PeerMemory::map(int peer, pid_t pid, const HostRegion& region, Mapp
     return setError(weftSystemError, "cannot map %llu bytes of local rank %d's buffer: %s",
                     static_cast<unsigned long long>(region.bytes), peer, strerror(err));
   madvise(mem, region.bytes, MADV_DONTFORK);
-  // Writable now: an allgather or broadcast writing into the peer's buffer
-  // would otherwise fault on its first write to each page of this mapping.
-  prefaultWritable(mem, region.bytes);
   WEFT_INFO(COLL, "mapped local rank %d's shared buffer (%llu bytes)", peer,
             static_cast<unsigned long long>(region.bytes));
   *out = Mapping{region.inode, region.device, region.fd, static_cast<char*>(mem), region.bytes, 0};

@@ -10,7 +10,6 @@
 #include <string>
 
 #include "core/error.h"
-#include "core/prefault.h"
 
 namespace weft {
 
@@ -25,14 +24,12 @@ weftResult_t ShmSegment::create(size_t bytes) {
   if (ftruncate(fd_, static_cast<off_t>(bytes)) != 0)
     return setError(weftSystemError, "cannot size shared segment to %zu bytes: %s", bytes,
                     strerror(errno));
-  // MAP_POPULATE allocates every page now: no page faults in the steady state
-  // (prefaultWritable also spares each page's first write its fault).
+  // MAP_POPULATE allocates every page now: no page faults in the steady state.
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd_, 0);
   if (p == MAP_FAILED)
     return setError(weftSystemError, "cannot map %zu bytes of shared memory: %s", bytes,
                     strerror(errno));
   madvise(p, bytes, MADV_HUGEPAGE);
-  prefaultWritable(p, bytes);
   base_ = static_cast<char*>(p);
   bytes_ = bytes;
   return weftSuccess;
@@ -48,7 +45,6 @@ weftResult_t ShmSegment::attach(pid_t pid, int fd, size_t bytes) {
   if (p == MAP_FAILED)
     return setError(weftSystemError, "cannot map local peer %d's shared segment: %s", pid,
                     strerror(errno));
-  prefaultWritable(p, bytes);
   base_ = static_cast<char*>(p);
   bytes_ = bytes;
   return weftSuccess;
