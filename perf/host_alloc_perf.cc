@@ -1,6 +1,7 @@
 // host_alloc_perf: how long weftHostAlloc + weftHostFree take per size. The
-// allocation maps every page before it returns (so collectives do not fault),
-// which is most of its cost: a page fault costs 12-14 us on these VMs.
+// allocation maps and touches every page before it returns (so collectives
+// do not pay for first touches), which is most of its cost: a page's first
+// touch costs 6-14 us on these VMs.
 //   host_alloc_perf [-b minbytes] [-e maxbytes] [-f factor] [-n iters]
 #include <getopt.h>
 #include <weft/weft.h>

@@ -20,8 +20,8 @@ int64_t PerfReducedValue(weftRedOp_t op, int nranks, size_t index);
 // buf[i] = PerfInputValue(op, rank, i) for i in [0, count).
 void PerfFillInput(void* buf, size_t count, weftDataType_t type, weftRedOp_t op, int rank);
 // Fills buf with data for timing: small finite values in every datatype,
-// pseudo-random with a period of 65521 elements (a prime), so no two pages of
-// a buffer hold the same bytes. Zero-filled or repeating pages can be backed
+// pseudo-random with a period of 65521 elements (a prime), so no two pages
+// less than 256 MiB apart hold the same bytes. Zero-filled or repeating pages can be backed
 // by one shared page (the zero page, or a hypervisor's page merging): reads
 // then hit one cached page and each write takes a copy-on-write fault, so
 // the timing would measure the host's memory tricks instead of the library.
