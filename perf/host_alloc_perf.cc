@@ -11,36 +11,9 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace {
+#include "perf_args.h"
 
-// K/M/G = powers of 1024, as the other perf tools read sizes.
-bool ParseSize(const char* text, size_t* out) {
-  char* end = nullptr;
-  unsigned long long value = std::strtoull(text, &end, 10);
-  if (end == text) return false;
-  switch (*end) {
-    case 'K':
-    case 'k':
-      value <<= 10;
-      ++end;
-      break;
-    case 'M':
-    case 'm':
-      value <<= 20;
-      ++end;
-      break;
-    case 'G':
-    case 'g':
-      value <<= 30;
-      ++end;
-      break;
-    default:
-      break;
-  }
-  if (*end != '\0' || value == 0) return false;
-  *out = static_cast<size_t>(value);
-  return true;
-}
+namespace {
 
 int Usage(const char* name) {
   std::fprintf(stderr, "usage: %s [-b minbytes] [-e maxbytes] [-f factor] [-n iters]\n", name);
@@ -53,12 +26,13 @@ int main(int argc, char** argv) {
   size_t min_bytes = 64 << 10, max_bytes = 64 << 20;
   int factor = 4, iters = 20;
   for (int c; (c = getopt(argc, argv, "b:e:f:n:")) != -1;) {
-    if (c == 'b' && ParseSize(optarg, &min_bytes)) continue;
-    if (c == 'e' && ParseSize(optarg, &max_bytes)) continue;
+    if (c == 'b' && PerfParseBytes(optarg, &min_bytes)) continue;
+    if (c == 'e' && PerfParseBytes(optarg, &max_bytes)) continue;
     if (c == 'f' && (factor = std::atoi(optarg)) >= 2) continue;
     if (c == 'n' && (iters = std::atoi(optarg)) >= 1) continue;
     return Usage(argv[0]);
   }
+  if (optind != argc || min_bytes == 0 || min_bytes > max_bytes) return Usage(argv[0]);
   std::printf("# %12s %14s %16s\n", "size(B)", "us per alloc", "us per page");
   for (size_t bytes = min_bytes; bytes <= max_bytes; bytes *= static_cast<size_t>(factor)) {
     const auto start = std::chrono::steady_clock::now();
