@@ -29,6 +29,10 @@ namespace dev {
 constexpr int kMaxRingCtas = 32;
 constexpr int32_t kRingCtaDone = 1;
 constexpr int32_t kRingCtaAborted = 2;
+// Written when a CTA begins (by the launcher's wrapper: the CUDA kernel, or
+// the fake's CTA thread), read by the host only to say in a timeout's error
+// whether the kernel started; nothing waits on it.
+constexpr int32_t kRingCtaStarted = 3;
 
 enum RingKind : int32_t {
   kRingAllReduce = 0,
@@ -54,7 +58,7 @@ struct RingCall {
   uint64_t recvSeq[kMaxRingCtas];  // and on recv[c]
   Channel send[kMaxRingCtas];
   Channel recv[kMaxRingCtas];
-  int32_t status[kMaxRingCtas];  // each CTA writes kRingCtaDone or kRingCtaAborted at its end
+  int32_t status[kMaxRingCtas];  // 0, then kRingCtaStarted, then kRingCtaDone or kRingCtaAborted
 };
 static_assert(sizeof(RingCall) % sizeof(unsigned) == 0, "the kernel copies it word by word");
 

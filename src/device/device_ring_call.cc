@@ -52,6 +52,26 @@ int departedPeer(weftComm* comm) {
   return -1;
 }
 
+// For a timeout's error: how far the kernel got, from the status words its
+// CTAs write into the argument block (ring_call.h). Read while the kernel may
+// still run, so only as a hint: a CTA not started means the stream has not
+// reached the kernel; one started and not done waits on a peer (or on the
+// host proxy).
+std::string kernelState(const StagingBlock* block) {
+  const auto* args = reinterpret_cast<const dev::RingCall*>(block->data);
+  int started = 0, over = 0;
+  for (int c = 0; c < args->nctas; ++c) {
+    const int32_t s = __atomic_load_n(&args->status[c], __ATOMIC_RELAXED);
+    if (s != 0) ++started;
+    if (s == dev::kRingCtaDone || s == dev::kRingCtaAborted) ++over;
+  }
+  if (started == 0)
+    return "the kernel has not started: its stream did not reach it (an earlier operation on "
+           "that stream has not finished)";
+  return std::to_string(started) + " of its " + std::to_string(args->nctas) + " CTAs started and " +
+         std::to_string(started - over) + " still wait for a peer's messages or credits";
+}
+
 // Waits until the kernel finished (the stream raised "freed") and, across
 // nodes, until the host proxy moved every message of the call (the kernel may
 // finish before its last messages left the outbox). Any reason to give up
@@ -79,8 +99,8 @@ weftResult_t waitKernel(weftComm* comm, StagingBlock* block, uint32_t gen, const
     } else if (comm->aborted.load(std::memory_order_relaxed)) {
       r = setError(weftInvalidUsage, "%scomm was aborted", what().c_str());
     } else if (deadline.expired()) {
-      r = setError(weftTimeout, "%sthe kernel did not finish within WEFT_TIMEOUT=%g s",
-                   what().c_str(), deadline.seconds());
+      r = setError(weftTimeout, "%sthe kernel did not finish within WEFT_TIMEOUT=%g s (%s)",
+                   what().c_str(), deadline.seconds(), kernelState(block).c_str());
     } else if (comm->closing.load(std::memory_order_acquire) && Clock::now() >= comm->closeBy) {
       r = setError(weftTimeout,
                    "%sthe communicator is being destroyed and the kernel did not finish within "

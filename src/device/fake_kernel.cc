@@ -72,9 +72,14 @@ void runCtas(dev::RingCall* call, int nctas) {
   if (uint64_t messages = killAfter.exchange(0))
     std::thread([&local, messages] { killWhenPosted(local, messages); }).detach();
   for (int c = 0; c < nctas; ++c)
-    ctas.emplace_back([&, c] { dev::runRingCta<T, Op>(&local, c, dev::HostLanes{}, &shared[c]); });
+    ctas.emplace_back([&, c] {
+      // As the CUDA kernel: the host reads it only for a timeout's message.
+      __atomic_store_n(&call->status[c], dev::kRingCtaStarted, __ATOMIC_RELAXED);
+      dev::runRingCta<T, Op>(&local, c, dev::HostLanes{}, &shared[c]);
+    });
   for (std::thread& t : ctas) t.join();
-  for (int c = 0; c < nctas; ++c) call->status[c] = local.status[c];
+  for (int c = 0; c < nctas; ++c)
+    __atomic_store_n(&call->status[c], local.status[c], __ATOMIC_RELAXED);
 }
 
 template <typename T>

@@ -2,7 +2,9 @@
 // fake CUDA of src/device/fake_runtime.h (no GPU needed): device buffers are
 // PROT_NONE to the host, so weft reading one on the host would crash the
 // rank.  weft-run -n N mp_device [--only G,..] [--layout A,B,..] [--peer-abort]
-// --peer-abort runs only the failure case (give it a short WEFT_TIMEOUT).
+// --peer-abort runs only the failure case (give it a short WEFT_TIMEOUT);
+// --peer-absent only the case of a rank that sits out a call (WEFT_TIMEOUT
+// at most 30 s).
 // --no-peer-access R: rank R cannot map its ring neighbours' GPU memory (the
 // ring proxies those edges over shared memory).
 #include <weft/weft.h>
@@ -63,6 +65,7 @@ bool selected(const std::string& only, const char* name) {
 int main(int argc, char** argv) {
   std::string only;
   bool peerAbort = false;
+  bool peerAbsent = false;
   bool ringKill = false;
   int noPeerAccess = -1;
   const char* gdr = nullptr;
@@ -77,6 +80,8 @@ int main(int argc, char** argv) {
       gdr = argv[++i];  // "all" or a rank: GPUDirect RDMA allowed there (fake::allowGdr)
     } else if (!std::strcmp(argv[i], "--peer-abort")) {
       peerAbort = true;
+    } else if (!std::strcmp(argv[i], "--peer-absent")) {
+      peerAbsent = true;
     } else if (!std::strcmp(argv[i], "--die") && i + 1 < argc &&
                !std::strcmp(argv[i + 1], "sigkill")) {
       ringKill = true;  // kill_rank_test.sh's interface
@@ -85,7 +90,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: mp_device [--only G,..] [--layout A,B,..] [--no-peer-access RANK] "
                    "[--gdr all|RANK] [--peer-abort]\n"
-                   "                 [--die sigkill]\n");
+                   "                 [--peer-absent] [--die sigkill]\n");
       return 2;
     }
   }
@@ -113,6 +118,8 @@ int main(int argc, char** argv) {
   }
   if (peerAbort) {
     mpdev::checkPeerAbort(c);
+  } else if (peerAbsent) {
+    mpdev::checkPeerAbsent(c);
   } else {
     for (const Group& g : kGroups) {
       if (!selected(only, g.name)) continue;

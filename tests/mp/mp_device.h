@@ -71,5 +71,7 @@ void ringKill(Ctx& c);
 // The error case (its own run): the last rank aborts; the others' stream
 // must not hang and their async error must be set.
 bool checkPeerAbort(Ctx& c);
+// The last rank sits out a ring call: the others time out (mp_device_order.cc).
+bool checkPeerAbsent(Ctx& c);
 
 }  // namespace mpdev

@@ -2,10 +2,12 @@
 // in flight before one synchronisation, a stalled stream (the call must not
 // wait for it), host and stream calls interleaved (API order on every rank:
 // the call headers would catch a reordering), a group, local refusals, and a
-// peer that aborts (the stream must not hang, the async error must be set).
+// peer that aborts (the stream must not hang, the async error must be set),
+// and a peer that sits out a call (the timeout's error says where it waits).
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -215,6 +217,50 @@ bool checkPeerAbort(Ctx& c) {
   sync(c);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("rank %d: peer abort noticed in %.1f s: %s\n", c.rank, secs, text.c_str());
+  return true;
+}
+
+// The last rank sits out one ring call but stays connected (its sockets stay
+// open, so nobody sees it leave). With the call headers (WEFT_CHECK_CALLS=1)
+// the others' progress threads time out before their kernels start, naming
+// the rank that did not arrive; without them the kernels start and wait
+// until WEFT_TIMEOUT, and the error must say so, not that the stream never
+// reached the kernel. The absent rank then waits past their timeout.
+bool checkPeerAbsent(Ctx& c) {
+  const char* check = std::getenv("WEFT_CHECK_CALLS");
+  const bool checked = check == nullptr || std::atoi(check) != 0;
+  const char* env = std::getenv("WEFT_TIMEOUT");
+  const double timeoutSec = env != nullptr ? std::atof(env) : 0;
+  if (timeoutSec <= 0 || timeoutSec > 30) {
+    c.log->fail("--peer-absent needs WEFT_TIMEOUT between 0 and 30 s");
+    return false;
+  }
+  bool ok = true;
+  Pending warm = startAllReduce(c, 1000, &ok);
+  if (!ok) return false;
+  sync(c);
+  finish(c, "before the absence", warm);
+  if (c.rank == c.nranks - 1) {
+    usleep(static_cast<useconds_t>((timeoutSec + 3) * 1e6));
+    return true;
+  }
+  Pending p = startAllReduce(c, 1000, &ok);
+  if (!ok) return false;
+  sync(c);
+  weftResult_t async = weftSuccess;
+  if (!callOk(c, "weftCommGetAsyncError", weftCommGetAsyncError(c.comm, &async))) return false;
+  const std::string text = weftGetLastError(c.comm);
+  if (async != weftTimeout)
+    c.log->fail(std::string("a peer sat out the call, yet the async error is ") +
+                weftGetErrorString(async) + ": " + text);
+  else if (!checked && (text.find("CTAs started") == std::string::npos ||
+                        text.find("still wait for a peer") == std::string::npos))
+    c.log->fail("the timeout does not say that the kernel waits for a peer: " + text);
+  else if (checked && text.find("ranks that have not arrived: " + std::to_string(c.nranks - 1)) ==
+                          std::string::npos)
+    c.log->fail("the timeout does not name the rank that sat out the call: " + text);
+  else
+    c.log->pass();
   return true;
 }
 
