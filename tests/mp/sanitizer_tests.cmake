@@ -82,6 +82,12 @@ foreach(case "device.n3||" "device.peer_abort.n3|WEFT_TIMEOUT=8|--peer-abort")
   set_tests_properties(mp-san.${name} PROPERTIES
     TIMEOUT 300 LABELS mp-san ENVIRONMENT "${_san_env};${env}")
 endforeach()
+# A rank sits out a ring call: the host reads the CTAs' status words while
+# the fake kernel's threads may still write them.
+add_test(NAME mp-san.device.peer_absent.n3
+         COMMAND weft-run -n 3 --timeout 100 $<TARGET_FILE:mp_device> --peer-absent)
+set_tests_properties(mp-san.device.peer_absent.n3 PROPERTIES
+  TIMEOUT 120 LABELS mp-san ENVIRONMENT "WEFT_TIMEOUT=5;WEFT_CHECK_CALLS=0")
 # The GPU ring across two emulated nodes: the host proxy's frames and credits
 # against the fake kernel's threads, ring channels sharing host streams.
 add_test(NAME mp-san.device.ring.n3.layout2_1
