@@ -51,9 +51,10 @@ weftResult_t runPlan(FlowPlan& plan, const FlowRunOptions& opts) {
       if (armed && bell) bell->disarm();
     }
   } disarmOnExit{armed, opts.doorbell};
-  Clock::time_point lastProgress = Clock::now();
+  // WEFT_TIMEOUT without progress (time frozen for the whole process aside:
+  // core/wait.h), restarted lazily after progress, off the fast path.
+  Deadline idle = Deadline::after(opts.timeoutSec);
   bool progressSinceCheck = false;
-  const auto timeout = std::chrono::microseconds(static_cast<int64_t>(opts.timeoutSec * 1e6));
 
   while (remaining > 0) {
     bool progressed = false;
@@ -106,14 +107,14 @@ weftResult_t runPlan(FlowPlan& plan, const FlowRunOptions& opts) {
       }
       deathSuspected = false;
       backoff.reset();
-      progressSinceCheck = true;  // lastProgress is refreshed lazily, off the fast path
+      progressSinceCheck = true;
       continue;
     }
     if (opts.abortFlag && opts.abortFlag->load(std::memory_order_relaxed)) {
       return setError(weftInvalidUsage, "communicator aborted");
     }
     if (progressSinceCheck) {
-      lastProgress = Clock::now();
+      idle.restart();
       progressSinceCheck = false;
     }
     Backoff::Step step = backoff.next();
@@ -143,7 +144,7 @@ weftResult_t runPlan(FlowPlan& plan, const FlowRunOptions& opts) {
       if (fd < 0) continue;
       pfds[npfd++] = {fd, static_cast<short>(send && !ch->usesDoorbell() ? POLLOUT : POLLIN), 0};
     }
-    if (Clock::now() - lastProgress > timeout) {
+    if (idle.expired()) {
       std::string stuck;
       for (int f = 0; f < nflows && stuck.size() < 300; ++f) {
         if (st[f].next >= st[f].total) continue;

@@ -31,8 +31,7 @@ weftResult_t LocalBoard::publishAndWait(const void* data, size_t bytes, const Fl
     if (p != rank_) shm_->bell(p)->ring();
 
   Backoff backoff(run.spinUs);
-  Clock::time_point start = Clock::now();
-  const auto timeout = std::chrono::microseconds(static_cast<int64_t>(run.timeoutSec * 1e6));
+  const Deadline deadline = Deadline::after(run.timeoutSec);  // frozen time aside (core/wait.h)
   Doorbell* bell = shm_->doorbell();
   bool armed = false;
   uint32_t armedSeq = 0;
@@ -54,7 +53,7 @@ weftResult_t LocalBoard::publishAndWait(const void* data, size_t bytes, const Fl
     }
     if (run.abortFlag && run.abortFlag->load(std::memory_order_relaxed))
       return setError(weftInvalidUsage, "communicator aborted");
-    if (Clock::now() - start > timeout) {
+    if (deadline.expired()) {
       std::string missing;
       for (int p = 0; p < nranks_; ++p)
         if (p != rank_ && shm_->board(p)->seq.load(std::memory_order_acquire) < s)

@@ -12,7 +12,8 @@ const std::vector<ConfigVar>& configVars() {
        "Comma list of subsystems to log: INIT, BOOTSTRAP, NET, COLL, TUNING, ALL."},
       {"WEFT_DEBUG_FILE", "", "Write the log here instead of stderr (%h host, %p pid)."},
       {"WEFT_TIMEOUT", "300",
-       "Seconds any blocking wait (bootstrap, connect, collective) may last."},
+       "Seconds any blocking wait (bootstrap, connect, collective) may last; time in which "
+       "the process was frozen (VM paused, SIGSTOP, suspend) does not count."},
       {"WEFT_SOCKET_IFNAME", "",
        "Interfaces for sockets: prefixes, '=' exact, '^' excludes (NCCL syntax)."},
       {"WEFT_SOCKET_FAMILY", "", "Force AF_INET or AF_INET6 for sockets."},

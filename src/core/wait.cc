@@ -10,13 +10,38 @@
 
 namespace weft {
 
+namespace {
+
+// Two checks of a deadline further apart than this mean that the process did
+// not run in between: waiting loops check at least every second. CI saw why
+// it matters: a VM whose every vCPU stopped for about a minute (its kernel
+// logged a workqueue lockup on each CPU) timed out all ranks of a healthy
+// job at once. Time frozen for everyone is no peer's stall; a peer that did
+// die is still caught by its closed connection, or by the time counted on
+// either side of the gap.
+constexpr Clock::duration kFrozenGap = std::chrono::seconds(3);
+
+}  // namespace
+
 Deadline Deadline::after(double seconds) {
   Deadline d;
   d.seconds_ = seconds;
-  if (seconds > 0 && seconds < 1e9) {
-    d.at_ = Clock::now() + std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6));
-  }
+  d.restart();
   return d;
+}
+
+void Deadline::restart() {
+  if (!(seconds_ > 0 && seconds_ < 1e9)) return;  // no limit: at_ stays at max
+  checked_ = Clock::now();
+  at_ = checked_ + std::chrono::microseconds(static_cast<int64_t>(seconds_ * 1e6));
+}
+
+bool Deadline::expired() const {
+  if (at_ == Clock::time_point::max()) return false;
+  const Clock::time_point now = Clock::now();
+  if (now - checked_ > kFrozenGap) at_ += now - checked_;
+  checked_ = now;
+  return now >= at_;
 }
 
 Deadline Deadline::fromConfig() { return after(configDouble("WEFT_TIMEOUT")); }

@@ -13,18 +13,29 @@ namespace weft {
 
 using Clock = std::chrono::steady_clock;
 
+// A deadline for one wait, counting only time in which this process ran: a
+// gap between two checks longer than kFrozenGap (wait.cc) means the process
+// was frozen (its VM paused, SIGSTOP, a suspended machine), and the check
+// that sees it moves the deadline by the gap. So every waiting loop must
+// check at least every second or so, as they all do (their polls and
+// sleeps last at most 100 ms, rdma_cm's 1 s).
 class Deadline {
  public:
   Deadline() : at_(Clock::time_point::max()) {}
   static Deadline after(double seconds);
   static Deadline fromConfig();  // now + WEFT_TIMEOUT
-  bool expired() const { return Clock::now() >= at_; }
+  // Const so that `const Deadline&` parameters work; it may move the
+  // deadline (mutable members), and a Deadline serves one thread at a time.
+  bool expired() const;
+  // The same span again, from now (an idle timer after progress).
+  void restart();
   // Milliseconds left, clamped to [0, capMs].
   int remainingMs(int capMs) const;
   double seconds() const { return seconds_; }
 
  private:
-  Clock::time_point at_;
+  mutable Clock::time_point at_;
+  mutable Clock::time_point checked_;  // the last check, or the start
   double seconds_ = 0;
 };
 

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <climits>
 #include <cstring>
 #include <random>
@@ -19,10 +18,6 @@
 
 namespace weft {
 namespace {
-
-double nowSec() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 // What a slot in each Step waits for (the Step enum's order).
 const char* stepName(int step) {
@@ -67,10 +62,7 @@ IbCmConnector::~IbCmConnector() {
   if (channel_ != nullptr) rdma_destroy_event_channel(channel_);
 }
 
-int IbCmConnector::msLeft() const {
-  const double ms = (deadline_ - nowSec()) * 1000.0;
-  return static_cast<int>(std::clamp(ms, 1.0, static_cast<double>(INT_MAX)));
-}
+int IbCmConnector::msLeft() const { return std::max(1, deadline_.remainingMs(INT_MAX)); }
 
 // WEFT_IB_TC as the IP type of service (the RoCE v2 traffic class), set before
 // the route is resolved; WEFT_IB_TIMEOUT as the ACK timeout, set before the QP
@@ -165,7 +157,7 @@ weftResult_t IbCmConnector::createQp(Slot* s, rdma_cm_id* id) {
   return failed(*s, "rdma_create_qp", strerror(errno));
 }
 
-weftResult_t IbCmConnector::nextEvent(Event* e, double deadline) {
+weftResult_t IbCmConnector::nextEvent(Event* e, const Deadline& deadline) {
   for (;;) {
     rdma_cm_event* ev = nullptr;
     if (rdma_get_cm_event(channel_, &ev) == 0) {
@@ -182,8 +174,7 @@ weftResult_t IbCmConnector::nextEvent(Event* e, double deadline) {
     }
     if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
       return setError(weftSystemError, "rdma_get_cm_event failed: %s", strerror(errno));
-    const double left = deadline - nowSec();
-    if (left <= 0) {
+    if (deadline.expired()) {
       for (auto& s : slots_)
         if (s->step != Step::kDone)
           return setError(weftTimeout,
@@ -194,7 +185,7 @@ weftResult_t IbCmConnector::nextEvent(Event* e, double deadline) {
       return setError(weftTimeout, "rdma_cm: no event within WEFT_TIMEOUT=%g s", timeoutSec_);
     }
     pollfd pfd{channel_->fd, POLLIN, 0};
-    poll(&pfd, 1, static_cast<int>(std::min(left * 1000.0 + 1, 1000.0)));
+    poll(&pfd, 1, deadline.remainingMs(1000) + 1);
   }
 }
 
@@ -286,7 +277,7 @@ weftResult_t IbCmConnector::handle(const Event& e, int* left) {
 }
 
 weftResult_t IbCmConnector::connectAll(const std::vector<Target>& targets) {
-  deadline_ = nowSec() + timeoutSec_;
+  deadline_ = Deadline::after(timeoutSec_);
   std::vector<int> expected;
   int accepted = 0;
   for (const Target& t : targets) {

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "core/wait.h"
 #include "transports/ib/ib_cm_wire.h"
 #include "transports/ib/ib_connection.h"
 #include "transports/ib/ib_device.h"
@@ -80,7 +81,7 @@ class IbCmConnector {
   weftResult_t createQp(Slot* s, rdma_cm_id* id);
   weftResult_t handle(const Event& e, int* left);
   weftResult_t onRequest(const Event& e);
-  weftResult_t nextEvent(Event* e, double deadline);
+  weftResult_t nextEvent(Event* e, const Deadline& deadline);
   weftResult_t failed(const Slot& s, const char* step, const char* what);
   void tuneId(rdma_cm_id* id, bool beforeRoute);
   int msLeft() const;
@@ -88,7 +89,7 @@ class IbCmConnector {
   IbDevice* dev_;
   int rank_;
   double timeoutSec_;
-  double deadline_ = 0;
+  Deadline deadline_;
   rdma_event_channel* channel_ = nullptr;
   rdma_cm_id* listener_ = nullptr;
   sockaddr_storage local_{};  // our address, port 0 (the source of our connects)

@@ -1,0 +1,134 @@
+// Deadline (core/wait.h): time in which the process was frozen does not
+// count, time in which it ran does. A forked child waits on a pipe under a
+// deadline while the parent stops it (SIGSTOP) for longer than the gap that
+// marks a freeze, then continues it: the real thing, not a mocked clock.
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "core/wait.h"
+
+namespace {
+
+using weft::Clock;
+using weft::Deadline;
+
+// The child's exit codes.
+constexpr int kGotByte = 0;
+constexpr int kExpired = 1;
+constexpr int kStuck = 2;
+
+// In the child: announce readiness on `ready`, then wait for a byte on `go`
+// under a deadline of `seconds`, checking it every 100 ms as weft's loops do.
+[[noreturn]] void childWait(int ready, int go, double seconds) {
+  Deadline d = Deadline::after(seconds);
+  char b = 1;
+  if (write(ready, &b, 1) != 1) _exit(kStuck);
+  const auto giveUp = Clock::now() + std::chrono::seconds(30);
+  while (Clock::now() < giveUp) {
+    pollfd p{go, POLLIN, 0};
+    if (poll(&p, 1, 100) > 0 && read(go, &b, 1) == 1) _exit(kGotByte);
+    if (d.expired()) _exit(kExpired);
+  }
+  _exit(kStuck);
+}
+
+struct Child {
+  pid_t pid = -1;
+  int go = -1;  // the parent's end of the child's `go` pipe
+};
+
+Child start(double seconds) {
+  int ready[2], go[2];
+  EXPECT_EQ(pipe(ready), 0);
+  EXPECT_EQ(pipe(go), 0);
+  Child c;
+  c.pid = fork();
+  if (c.pid == 0) {
+    close(ready[0]);
+    close(go[1]);
+    childWait(ready[1], go[0], seconds);
+  }
+  close(ready[1]);
+  close(go[0]);
+  char b = 0;
+  EXPECT_EQ(read(ready[0], &b, 1), 1);
+  close(ready[0]);
+  c.go = go[1];
+  return c;
+}
+
+int finish(const Child& c) {
+  int status = 0;
+  EXPECT_EQ(waitpid(c.pid, &status, 0), c.pid);
+  close(c.go);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+void freeze(const Child& c, double seconds) {
+  ASSERT_EQ(kill(c.pid, SIGSTOP), 0);
+  usleep(static_cast<useconds_t>(seconds * 1e6));
+  ASSERT_EQ(kill(c.pid, SIGCONT), 0);
+}
+
+double secondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+TEST(Deadline, FrozenTimeDoesNotCount) {
+  // 1 s of deadline; stopped for 4.5 s (past the 3 s gap), then the byte
+  // comes 0.3 s after the continue: 0.5 s of running time in all.
+  signal(SIGPIPE, SIG_IGN);  // a child that gave up early has closed its end
+  Child c = start(1.0);
+  usleep(200000);
+  freeze(c, 4.5);
+  usleep(300000);
+  char b = 1;
+  const bool sent = write(c.go, &b, 1) == 1;
+  EXPECT_EQ(finish(c), kGotByte) << "the frozen time counted against the deadline"
+                                 << (sent ? "" : " (the child had already exited)");
+}
+
+TEST(Deadline, RunningTimeStillCountsAfterAFreeze) {
+  // The same freeze, and then no byte: the deadline must still expire, after
+  // about the second of running time it had, not never.
+  Child c = start(1.0);
+  usleep(200000);
+  freeze(c, 4.5);
+  const auto resumed = Clock::now();
+  EXPECT_EQ(finish(c), kExpired);
+  EXPECT_LT(secondsSince(resumed), 2.5);
+}
+
+TEST(Deadline, ExpiresWithoutAFreeze) {
+  const auto t0 = Clock::now();
+  Child c = start(0.5);
+  EXPECT_EQ(finish(c), kExpired);
+  EXPECT_LT(secondsSince(t0), 2.0);
+}
+
+TEST(Deadline, RestartGivesTheWholeSpanAgain) {
+  Deadline d = Deadline::after(0.3);
+  usleep(200000);
+  d.restart();
+  usleep(200000);
+  EXPECT_FALSE(d.expired());  // 0.2 s since the restart
+  EXPECT_GT(d.remainingMs(1000), 0);
+  usleep(200000);
+  EXPECT_TRUE(d.expired());
+}
+
+TEST(Deadline, NoLimitNeverExpires) {
+  Deadline none;
+  EXPECT_FALSE(none.expired());
+  Deadline zero = Deadline::after(0);
+  zero.restart();
+  EXPECT_FALSE(zero.expired());
+  EXPECT_EQ(zero.remainingMs(100), 100);
+}
+
+}  // namespace
