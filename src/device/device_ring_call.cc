@@ -68,6 +68,9 @@ std::string kernelState(const StagingBlock* block) {
   if (started == 0)
     return "the kernel has not started: its stream did not reach it (an earlier operation on "
            "that stream has not finished)";
+  if (over == args->nctas)
+    return "every CTA of the kernel ended; the host proxy still waits to move the call's last "
+           "messages, or the stream to report the kernel's end";
   return std::to_string(started) + " of its " + std::to_string(args->nctas) + " CTAs started and " +
          std::to_string(started - over) + " still wait for a peer's messages or credits";
 }
