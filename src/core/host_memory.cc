@@ -68,9 +68,10 @@ weftResult_t hostAlloc(size_t bytes, void** ptr) {
   // Map every page now: the first touch of a page costs 6-14 us on these VMs,
   // which a collective must not pay. Two parts to that cost, two steps:
   // the guest kernel's page fault, which one MADV_POPULATE_WRITE call spares
-  // for all pages at once (Linux 5.14; it fails harmlessly before), and the
-  // hypervisor's first sight of each page (shadow page tables, invisible to
-  // the guest), which only a touch from user space pays, in this thread.
+  // for all pages at once (Linux 5.14; it fails harmlessly before), and a
+  // cost the guest does not see (no fault is counted; most likely the
+  // hypervisor's first sight of the page), which only a touch from user
+  // space paid, so it is paid here, in this thread.
   madvise(mem, rounded, kPopulateWrite);
   volatile char* page = static_cast<char*>(mem);
   for (size_t at = 0; at < rounded; at += 4096) page[at] = 0;

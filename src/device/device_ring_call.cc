@@ -139,7 +139,7 @@ weftResult_t waitKernel(weftComm* comm, StagingBlock* block, uint32_t gen, const
     }
     if (moved) {  // WEFT_TIMEOUT bounds a stall, not a long call that keeps moving
       backoff.reset();
-      deadline = Deadline::after(comm->config.timeoutSec);
+      deadline.restart();
     } else {
       backoff.pause();
     }
