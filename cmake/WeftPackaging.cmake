@@ -14,7 +14,7 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/weftConfig.cmake.in
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/weftConfigVersion.cmake
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/weftConfig.cmake ${PROJECT_BINARY_DIR}/weftConfigVersion.cmake
-  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/weft)
+  ${PROJECT_SOURCE_DIR}/cmake/WeftHwloc.cmake DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/weft)
 
 # The .pc file names its prefix relative to itself, so `cmake --install --prefix`
 # anywhere gives a file that pkg-config resolves correctly.

@@ -3,14 +3,32 @@
 # under 8 minutes): configures with CUDA required, builds only what the GPU
 # checks need, runs the GPU tests and the kernel bandwidth check, and prints a
 # summary. Usage: perf/gpu_check.sh   (WEFT_GPU_BUILD_DIR, default build-gpu)
+# A lent machine has no package registry and its CUDA image lacks hwloc and
+# GoogleTest: run tools/gpu_deps.sh where apt works and send .gpu-deps along
+# with the tree; this script uses it for what the machine lacks.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${WEFT_GPU_BUILD_DIR:-build-gpu}
 JOBS=$(nproc)
 start=$(date +%s)
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DWEFT_WITH_CUDA=ON -DWEFT_WITH_TORCH=OFF \
-  -DWEFT_WITH_MPI=OFF >"$BUILD.configure.log" 2>&1 || { tail -20 "$BUILD.configure.log"; exit 1; }
+echo "== $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME"), $(c++ --version 2>&1 | head -1)," \
+  "$(cmake --version | head -1), nvcc $(/usr/local/cuda/bin/nvcc --version 2>/dev/null | grep -o 'release [0-9.]*')"
+cmake_args=(-DCMAKE_BUILD_TYPE=Release -DWEFT_WITH_CUDA=ON -DWEFT_WITH_TORCH=OFF -DWEFT_WITH_MPI=OFF)
+if [ -d .gpu-deps/root ]; then  # tools/gpu_deps.sh: used only for what the system lacks
+  cmake_args+=("-DCMAKE_PREFIX_PATH=$PWD/.gpu-deps/root/usr"
+    "-DWEFT_GTEST_SOURCE_DIR=$PWD/.gpu-deps/root/usr/src/googletest")
+  lacks() { ! ldconfig -p 2>/dev/null | grep -q "$1 "; }
+  extra=""
+  lacks 'libhwloc\.so\.15' && extra="$PWD/.gpu-deps/root/usr/lib/x86_64-linux-gnu"
+  lacks 'libudev\.so\.1' && extra="$extra${extra:+:}$PWD/.gpu-deps/udev"
+  [ -n "$extra" ] && export LD_LIBRARY_PATH="$extra${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  echo "== .gpu-deps present; libraries added to LD_LIBRARY_PATH: ${extra:-none}"
+fi
+if ! command -v make >/dev/null && command -v ninja >/dev/null; then cmake_args+=(-G Ninja); fi
+cmake -S . -B "$BUILD" "${cmake_args[@]}" >"$BUILD.configure.log" 2>&1 \
+  || { tail -20 "$BUILD.configure.log"; exit 1; }
+grep -E "weft: " "$BUILD.configure.log"
 cmake --build "$BUILD" -j"$JOBS" --target weft_gpu_tests weft_gpu_stream_tests \
   gpu_kernel_perf gpu_overlap_perf all_reduce_perf weft-run >"$BUILD.build.log" 2>&1 \
   || { tail -30 "$BUILD.build.log"; exit 1; }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the build into a fresh prefix and builds a user's program against
-# it twice, the two ways the README promises: CMake's find_package(weft)
-# (weft::weft) and pkg-config (`pkg-config --cflags --libs weft`); runs both.
+# it the two ways the README promises: CMake's find_package(weft) (weft::weft;
+# also once without pkg-config) and pkg-config (`pkg-config --cflags --libs
+# weft`); runs each.
 # Catches packaging faults that an in-tree build never sees (a dependency the
 # exported targets name but the package file does not find, a wrong prefix in
 # the .pc file, a header that is not installed).
@@ -17,9 +18,16 @@ cmake -S "$src/tests/install/consumer" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$wo
   >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; exit 1; }
 cmake --build "$work/cmake" >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
 LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" "$work/cmake/consumer_shared"
+# find_package where the consumer has no pkg-config: the installed package's
+# hwloc finder falls back to hwloc.h and libhwloc on the default paths
+cmake -S "$src/tests/install/consumer" -B "$work/cmake-nopc" -DCMAKE_PREFIX_PATH="$work/prefix" \
+  -DPKG_CONFIG_EXECUTABLE=/nonexistent/pkg-config >"$work/configure-nopc.log" 2>&1 \
+  || { cat "$work/configure-nopc.log"; exit 1; }
+cmake --build "$work/cmake-nopc" >"$work/build-nopc.log" 2>&1 || { cat "$work/build-nopc.log"; exit 1; }
+LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" "$work/cmake-nopc/consumer_shared"
 # pkg-config
 pcdir=$(dirname "$(find "$work/prefix" -name weft.pc | head -1)")
 flags=$(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs weft)
 cc -std=c11 -Wall -Werror -o "$work/consumer_pc" "$src/tests/install/consumer/main.c" $flags
 LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" "$work/consumer_pc"
-echo "install_test: find_package and pkg-config consumers built and ran"
+echo "install_test: find_package (with and without pkg-config) and pkg-config consumers built and ran"
