@@ -21,9 +21,11 @@ std::string gbpsText(double gbps) {
   return buf;
 }
 
+std::string bridgesText(int n) { return std::to_string(n) + (n == 1 ? " bridge" : " bridges"); }
+
 std::string describe(const Machine& m, const Candidate& c) {
   return m.nics[c.nic].name + " (" + pathClassName(c.path.cls) + ", " + gbpsText(c.path.gbps) +
-         ", " + std::to_string(c.path.bridges) + " bridges)";
+         ", " + bridgesText(c.path.bridges) + ")";
 }
 
 // Narrows `all` to the GPU's tie set and explains what decided it.
@@ -146,8 +148,7 @@ std::vector<GpuNic> chooseNics(const Machine& m, const SelectOptions& options) {
     out.nic = pick->nic;
     out.path = pick->path;
     std::string head = m.nics[pick->nic].name + ": " + pathClassName(pick->path.cls) + ", " +
-                       gbpsText(pick->path.gbps) + ", " + std::to_string(pick->path.bridges) +
-                       " bridges; ";
+                       gbpsText(pick->path.gbps) + ", " + bridgesText(pick->path.bridges) + "; ";
     out.reason = head + out.reason;
     if (ties[g].size() > 1) {
       out.reason += "; tied with " + joinNames(m, ties[g]) +
