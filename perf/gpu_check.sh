@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The one prepared script for a lent GPU machine (one GPU, no network; keep it
-# under 8 minutes): configures with CUDA required, builds only what the GPU
-# checks need, runs the GPU tests and the kernel bandwidth check, and prints a
-# summary. Usage: perf/gpu_check.sh   (WEFT_GPU_BUILD_DIR, default build-gpu)
+# The one prepared script for a lent GPU machine (one GPU, no network; it keeps
+# under 8 minutes: WEFT_GPU_BUDGET_S, default 450 s, build included): configures
+# with CUDA required, builds only what the GPU checks need, runs the GPU tests
+# and the kernel bandwidth check, and prints a summary. Usage: perf/gpu_check.sh   (WEFT_GPU_BUILD_DIR, default build-gpu)
 # A lent machine has no package registry and its CUDA image lacks hwloc and
 # GoogleTest: run tools/gpu_deps.sh where apt works and send .gpu-deps along
 # with the tree; this script uses it for what the machine lacks.
@@ -18,7 +18,8 @@ cmake_args=(-DCMAKE_BUILD_TYPE=Release -DWEFT_WITH_CUDA=ON -DWEFT_WITH_TORCH=OFF
 if [ -d .gpu-deps/root ]; then  # tools/gpu_deps.sh: used only for what the system lacks
   cmake_args+=("-DCMAKE_PREFIX_PATH=$PWD/.gpu-deps/root/usr"
     "-DWEFT_GTEST_SOURCE_DIR=$PWD/.gpu-deps/root/usr/src/googletest")
-  lacks() { ! ldconfig -p 2>/dev/null | grep -q "$1 "; }
+  cache=$(ldconfig -p 2>/dev/null)  # (not piped into grep -q: pipefail would see SIGPIPE)
+  lacks() { ! grep -q "$1 " <<<"$cache"; }
   extra=""
   lacks 'libhwloc\.so\.15' && extra="$PWD/.gpu-deps/root/usr/lib/x86_64-linux-gnu"
   lacks 'libudev\.so\.1' && extra="$extra${extra:+:}$PWD/.gpu-deps/udev"
@@ -29,27 +30,46 @@ if ! command -v make >/dev/null && command -v ninja >/dev/null; then cmake_args+
 cmake -S . -B "$BUILD" "${cmake_args[@]}" >"$BUILD.configure.log" 2>&1 \
   || { tail -20 "$BUILD.configure.log"; exit 1; }
 grep -E "weft: " "$BUILD.configure.log"
-cmake --build "$BUILD" -j"$JOBS" --target weft_gpu_tests weft_gpu_stream_tests \
+# Every step runs under what is left of one budget, so a hang (this code has
+# never run on a GPU) still leaves a summary and device time for a rerun; a
+# stuck collective fails in WEFT_TIMEOUT=30 s with its diagnosis, not in 300.
+BUDGET=${WEFT_GPU_BUDGET_S:-450}
+export WEFT_TIMEOUT=${WEFT_TIMEOUT:-30}
+step() {  # step CAP cmd...: at most CAP seconds, and never past the budget
+  local cap=$1 left=$((BUDGET - ($(date +%s) - start)))
+  shift
+  if [ "$left" -le 5 ]; then
+    echo "   (not run: the ${BUDGET} s budget is spent)"
+    return 124
+  fi
+  [ "$cap" -gt "$left" ] && cap=$left
+  timeout -k 5 "$cap" "$@"
+  local rc=$?
+  [ "$rc" -eq 124 ] && echo "   (stopped after ${cap} s)"
+  return "$rc"
+}
+step "$BUDGET" cmake --build "$BUILD" -j"$JOBS" --target weft_gpu_tests weft_gpu_stream_tests \
   gpu_kernel_perf gpu_overlap_perf all_reduce_perf weft-run >"$BUILD.build.log" 2>&1 \
   || { tail -30 "$BUILD.build.log"; exit 1; }
 echo "== built in $(( $(date +%s) - start )) s"
-ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 300 2>&1 | tail -15
+step 180 ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 90 2>&1 | tail -15
 tests_rc=${PIPESTATUS[0]}
 echo "== the GPU ring through weft.h (2 ranks of one process on one GPU): which path ran"
-WEFT_DEBUG=INFO WEFT_DEBUG_SUBSYS=COLL "$BUILD/tests/gpu/weft_gpu_stream_tests" 2>&1 \
-  | grep -E "GPU ring kernel on|host-staged:|PASSED|FAILED" | sed 's/^.*WEFT INFO COLL //' | sort | uniq -c
+WEFT_DEBUG=INFO WEFT_DEBUG_SUBSYS=COLL step 60 "$BUILD/tests/gpu/weft_gpu_stream_tests" 2>&1 \
+  | grep -E "GPU ring kernel on|host-staged:|PASSED|FAILED|stopped" | sed 's/^.*WEFT INFO COLL //' \
+  | sort | uniq -c
 echo "== the same tests host-staged (WEFT_GPU_RING=0)"
-WEFT_GPU_RING=0 "$BUILD/tests/gpu/weft_gpu_stream_tests" 2>&1 | grep -E "PASSED|FAILED" | head -5
+WEFT_GPU_RING=0 step 60 "$BUILD/tests/gpu/weft_gpu_stream_tests" 2>&1 | grep -E "PASSED|FAILED|stopped" | head -5
 echo "== kernel bandwidth"
-"$BUILD/perf/gpu_kernel_perf" 256M 20 4
-"$BUILD/perf/gpu_kernel_perf" 1G 10 8
+step 30 "$BUILD/perf/gpu_kernel_perf" 256M 20 4
+step 30 "$BUILD/perf/gpu_kernel_perf" 1G 10 8
 echo "== GEMM beside allreduce on the GPU ring (2 and 4 ranks of one process)"
-timeout 120 "$BUILD/perf/gpu_overlap_perf" 64M 8192 10 10 2
-timeout 120 "$BUILD/perf/gpu_overlap_perf" 64M 8192 10 10 4
-WEFT_MAX_CTAS=2 timeout 120 "$BUILD/perf/gpu_overlap_perf" 64M 8192 10 10 2
+step 60 "$BUILD/perf/gpu_overlap_perf" 64M 8192 10 10 2
+step 60 "$BUILD/perf/gpu_overlap_perf" 64M 8192 10 10 4
+WEFT_MAX_CTAS=2 step 60 "$BUILD/perf/gpu_overlap_perf" 64M 8192 10 10 2
 echo "== all_reduce_perf on device buffers, 2 processes on one GPU (host-staged: one GPU each is"
 echo "   what the ring needs between processes)"
-timeout 120 "$BUILD/tools/weft-run" -n 2 "$BUILD/perf/all_reduce_perf" -b 8 -e 256M -f 8 -D 1
+step 90 "$BUILD/tools/weft-run" -n 2 "$BUILD/perf/all_reduce_perf" -b 8 -e 256M -f 8 -D 1
 echo "== summary: gpu tests rc=$tests_rc, total $(( $(date +%s) - start )) s"
 echo "   weft_gpu_stream_tests: weft.h calls on a cudaStream_t (allreduce, allgather,"
 echo "   reduce-scatter, broadcast and reduce on the GPU ring, the rest host-staged; docs/cuda.md)"
