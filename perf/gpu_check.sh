@@ -49,8 +49,11 @@ step() {  # step CAP cmd...: at most CAP seconds, and never past the budget
   return "$rc"
 }
 step "$BUDGET" cmake --build "$BUILD" -j"$JOBS" --target weft_gpu_tests weft_gpu_stream_tests \
-  gpu_kernel_perf gpu_overlap_perf all_reduce_perf weft-run >"$BUILD.build.log" 2>&1 \
+  gpu_kernel_perf all_reduce_perf weft-run >"$BUILD.build.log" 2>&1 \
   || { tail -30 "$BUILD.build.log"; exit 1; }
+# The GEMM check needs cuBLAS (CUDA::cublas); without it the rest still runs.
+step "$BUDGET" cmake --build "$BUILD" -j"$JOBS" --target gpu_overlap_perf >>"$BUILD.build.log" 2>&1 \
+  || echo "== gpu_overlap_perf not built (no cuBLAS in this CUDA toolkit?): the GEMM check is skipped"
 echo "== built in $(( $(date +%s) - start )) s"
 step 180 ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 90 2>&1 | tail -15
 tests_rc=${PIPESTATUS[0]}
@@ -64,9 +67,11 @@ echo "== kernel bandwidth"
 step 30 "$BUILD/perf/gpu_kernel_perf" 256M 20 4
 step 30 "$BUILD/perf/gpu_kernel_perf" 1G 10 8
 echo "== GEMM beside allreduce on the GPU ring (2 and 4 ranks of one process)"
-step 60 "$BUILD/perf/gpu_overlap_perf" 64M 8192 10 10 2
-step 60 "$BUILD/perf/gpu_overlap_perf" 64M 8192 10 10 4
-WEFT_MAX_CTAS=2 step 60 "$BUILD/perf/gpu_overlap_perf" 64M 8192 10 10 2
+if [ -x "$BUILD/perf/gpu_overlap_perf" ]; then
+  step 60 "$BUILD/perf/gpu_overlap_perf" 64M 8192 10 10 2
+  step 60 "$BUILD/perf/gpu_overlap_perf" 64M 8192 10 10 4
+  WEFT_MAX_CTAS=2 step 60 "$BUILD/perf/gpu_overlap_perf" 64M 8192 10 10 2
+fi
 echo "== all_reduce_perf on device buffers, 2 processes on one GPU (host-staged: one GPU each is"
 echo "   what the ring needs between processes)"
 step 90 "$BUILD/tools/weft-run" -n 2 "$BUILD/perf/all_reduce_perf" -b 8 -e 256M -f 8 -D 1
