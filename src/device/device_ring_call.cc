@@ -75,10 +75,20 @@ std::string kernelState(const StagingBlock* block) {
          std::to_string(started - over) + " still wait for a peer's messages or credits";
 }
 
+// Gives up on a ring call: the communicator is marked broken first, then the
+// abort word is raised. The kernel ends on that word and its stream moves on,
+// so a caller that synchronised the stream and then asks
+// weftCommGetAsyncError must already find the error (the staged path keeps
+// the same order: stream_run.cc marks the failure before raising "done").
+void giveUp(weftComm* comm, StagingBlock* block, weftResult_t r) {
+  comm->markBroken(r, lastError() + " (a call on a CUDA stream; its outputs are undefined)");
+  __atomic_store_n(block->abort, 1, __ATOMIC_RELAXED);
+}
+
 // Waits until the kernel finished (the stream raised "freed") and, across
 // nodes, until the host proxy moved every message of the call (the kernel may
 // finish before its last messages left the outbox). Any reason to give up
-// raises the call's abort word first, so that the kernel stops.
+// goes through giveUp (the error, then the abort word), so that the kernel stops.
 weftResult_t waitKernel(weftComm* comm, StagingBlock* block, uint32_t gen, const Call& call) {
   Deadline deadline = Deadline::after(comm->config.timeoutSec);
   Backoff backoff(comm->config.spinUs);
@@ -134,7 +144,7 @@ weftResult_t waitKernel(weftComm* comm, StagingBlock* block, uint32_t gen, const
       break;
     }
     if (r != weftSuccess) {
-      __atomic_store_n(block->abort, 1, __ATOMIC_RELAXED);
+      giveUp(comm, block, r);
       return r;
     }
     if (moved) {  // WEFT_TIMEOUT bounds a stall, not a long call that keeps moving
@@ -164,12 +174,13 @@ weftResult_t watchRingCall(weftComm* comm, const Call& call, StagingBlock* block
   comm->p2pRing.proxy.beginCall(end.send, end.recv);
   weftResult_t r = waitStreamReady(comm, block, gen, call);
   if (r == weftSuccess && comm->config.checkCalls) r = checkCallOnly(comm, call);
-  if (r != weftSuccess) __atomic_store_n(block->abort, 1, __ATOMIC_RELAXED);
+  if (r != weftSuccess) giveUp(comm, block, r);
   // Release: the abort word (and the argument block, written before submit)
   // is visible to the kernel that this lets start.
   __atomic_store_n(block->done, gen, __ATOMIC_RELEASE);
   if (r == weftSuccess) r = waitKernel(comm, block, gen, call);
   comm->streamStaging->unhold(block);  // the last touch of the block (staging_pool.h)
+  // A CTA that ended badly after the kernel finished (giveUp did not run).
   if (r != weftSuccess)
     comm->markBroken(r, lastError() + " (a call on a CUDA stream; its outputs are undefined)");
   return r;
