@@ -2,7 +2,8 @@
 # The one prepared script for a lent GPU machine (one GPU, no network; it keeps
 # under 8 minutes: WEFT_GPU_BUDGET_S, default 450 s, build included): configures
 # with CUDA required, builds only what the GPU checks need, runs the GPU tests
-# and the kernel bandwidth check, and prints a summary. Usage: perf/gpu_check.sh   (WEFT_GPU_BUILD_DIR, default build-gpu)
+# and the kernel bandwidth check, and prints a summary.
+#   perf/gpu_check.sh     (WEFT_GPU_BUILD_DIR, default build-gpu)
 # A lent machine has no package registry and its CUDA image lacks hwloc and
 # GoogleTest: run tools/gpu_deps.sh where apt works and send .gpu-deps along
 # with the tree; this script uses it for what the machine lacks.
