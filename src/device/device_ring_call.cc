@@ -78,10 +78,10 @@ std::string kernelState(const StagingBlock* block) {
 // Gives up on a ring call: the communicator is marked broken first, then the
 // abort word is raised. The kernel ends on that word and its stream moves on,
 // so a caller that synchronised the stream and then asks
-// weftCommGetAsyncError must already find the error (the staged path keeps
-// the same order: stream_run.cc marks the failure before raising "done").
+// weftCommGetAsyncError must already find the error (failStreamCall; the
+// staged path keeps the same order before it raises "done").
 void giveUp(weftComm* comm, StagingBlock* block, weftResult_t r) {
-  comm->markBroken(r, lastError() + " (a call on a CUDA stream; its outputs are undefined)");
+  failStreamCall(comm, r);
   __atomic_store_n(block->abort, 1, __ATOMIC_RELAXED);
 }
 
@@ -182,7 +182,7 @@ weftResult_t watchRingCall(weftComm* comm, const Call& call, StagingBlock* block
   comm->streamStaging->unhold(block);  // the last touch of the block (staging_pool.h)
   // A CTA that ended badly after the kernel finished (giveUp did not run).
   if (r != weftSuccess)
-    comm->markBroken(r, lastError() + " (a call on a CUDA stream; its outputs are undefined)");
+    failStreamCall(comm, r);
   return r;
 }
 

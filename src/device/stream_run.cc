@@ -55,15 +55,16 @@ weftResult_t waitStreamReady(weftComm* comm, const StagingBlock* block, uint32_t
   return weftSuccess;
 }
 
+void failStreamCall(weftComm* comm, weftResult_t r) {
+  comm->markBroken(r, lastError() + " (a call on a CUDA stream; its outputs are undefined)");
+}
+
 // The progress thread's part of the calls in `block` (see the top of stream_part.cc).
 weftResult_t runStaged(weftComm* comm, const std::vector<Call>& calls, StagingBlock* block,
                        uint32_t gen) {
   weftResult_t r = waitStreamReady(comm, block, gen, calls.front());
   if (r == weftSuccess) r = executeCalls(comm, calls);
-  if (r != weftSuccess) {
-    // No caller is waiting for this result: it becomes the async error.
-    comm->markBroken(r, lastError() + " (a call on a CUDA stream; its outputs are undefined)");
-  }
+  if (r != weftSuccess) failStreamCall(comm, r);
   __atomic_store_n(block->done, gen, __ATOMIC_RELEASE);
   return r;
 }

@@ -19,6 +19,12 @@ namespace weft {
 weftResult_t waitStreamReady(weftComm* comm, const StagingBlock* block, uint32_t gen,
                              const Call& first);
 
+// Makes the last error of a call on a stream the communicator's async error
+// (nobody waits for its result) and breaks the communicator. Both the staged
+// path and the GPU ring call it before they let the stream move on, so a
+// caller that synchronised the stream finds the error.
+void failStreamCall(weftComm* comm, weftResult_t r);
+
 // Runs `calls` of `comm`, staged in `block` for its use `gen`, once the stream
 // raised "ready"; raises "done" on every path, failures included (which
 // become the communicator's async error: nobody waits for the result).

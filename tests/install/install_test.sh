@@ -13,18 +13,19 @@ src=$2
 work=$(mktemp -d /tmp/weft-install.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cmake --install "$build" --prefix "$work/prefix" >"$work/install.log"
-# find_package, with nothing of weft's build tree on the path
-cmake -S "$src/tests/install/consumer" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$work/prefix" \
-  >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; exit 1; }
-cmake --build "$work/cmake" >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
-LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" "$work/cmake/consumer_shared"
-# find_package where the consumer has no pkg-config: the installed package's
-# hwloc finder falls back to hwloc.h and libhwloc on the default paths
-cmake -S "$src/tests/install/consumer" -B "$work/cmake-nopc" -DCMAKE_PREFIX_PATH="$work/prefix" \
-  -DPKG_CONFIG_EXECUTABLE=/nonexistent/pkg-config >"$work/configure-nopc.log" 2>&1 \
-  || { cat "$work/configure-nopc.log"; exit 1; }
-cmake --build "$work/cmake-nopc" >"$work/build-nopc.log" 2>&1 || { cat "$work/build-nopc.log"; exit 1; }
-LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" "$work/cmake-nopc/consumer_shared"
+# find_package, with nothing of weft's build tree on the path: once as is, and
+# once where the consumer has no pkg-config (the installed package's hwloc
+# finder then falls back to hwloc.h and libhwloc on the default paths)
+find_package_consumer() {  # find_package_consumer DIR [cmake args...]
+  local dir=$work/$1
+  shift
+  cmake -S "$src/tests/install/consumer" -B "$dir" -DCMAKE_PREFIX_PATH="$work/prefix" "$@" \
+    >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
+  cmake --build "$dir" >"$dir.build.log" 2>&1 || { cat "$dir.build.log"; exit 1; }
+  LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" "$dir/consumer_shared"
+}
+find_package_consumer cmake
+find_package_consumer cmake-nopc -DPKG_CONFIG_EXECUTABLE=/nonexistent/pkg-config
 # pkg-config
 pcdir=$(dirname "$(find "$work/prefix" -name weft.pc | head -1)")
 flags=$(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs weft)
