@@ -181,8 +181,7 @@ weftResult_t watchRingCall(weftComm* comm, const Call& call, StagingBlock* block
   if (r == weftSuccess) r = waitKernel(comm, block, gen, call);
   comm->streamStaging->unhold(block);  // the last touch of the block (staging_pool.h)
   // A CTA that ended badly after the kernel finished (giveUp did not run).
-  if (r != weftSuccess)
-    failStreamCall(comm, r);
+  if (r != weftSuccess) failStreamCall(comm, r);
   return r;
 }
 
