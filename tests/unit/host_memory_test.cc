@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <weft/weft.h>
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -28,6 +29,12 @@ TEST(HostAlloc, ArgumentsAndRegistry) {
   EXPECT_EQ(weftHostAlloc(&none, 0), weftSuccess);
   EXPECT_EQ(none, nullptr);
   EXPECT_EQ(weftHostFree(nullptr), weftSuccess);
+  // Sizes whose page rounding would wrap are refused by name, not "0 bytes".
+  for (size_t huge : {SIZE_MAX, SIZE_MAX - 4095, static_cast<size_t>(PTRDIFF_MAX) + 2}) {
+    EXPECT_EQ(weftHostAlloc(&none, huge), weftInvalidArgument) << huge;
+    EXPECT_NE(std::string(weftGetLastError(nullptr)).find("size="), std::string::npos);
+    EXPECT_EQ(none, nullptr);
+  }
 
   void* mem = nullptr;
   ASSERT_EQ(weftHostAlloc(&mem, 10000), weftSuccess) << weftGetLastError(nullptr);
