@@ -48,7 +48,7 @@ const std::vector<ConfigVar>& configVars() {
       {"WEFT_WORLD_SIZE", "", "Number of ranks for weftCommInitFromEnv."},
       {"WEFT_ROOT_ADDR", "", "host:port where rank 0 serves the rendezvous (no unique id needed)."},
       {"WEFT_HOSTID", "",
-       "Node identity override (default: hostname + boot id + network namespace)."},
+       "Node identity override (default: hostname + boot id + network and PID namespaces)."},
       {"WEFT_CHECK_CALLS", "1",
        "1: each collective carries a 24-byte header, so ranks that disagree on the collective, "
        "count, datatype, op or root fail with weftInvalidUsage, and each weftSend a 64-byte "

@@ -3,12 +3,25 @@
 
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 
 #include "bootstrap/wire.h"
 #include "core/config.h"
 
 namespace weft {
+namespace {
+
+// "net:[4026531840]"; empty where /proc does not say.
+std::string namespaceLink(const char* kind) {
+  char path[64], link[128] = {0};
+  std::snprintf(path, sizeof(path), "/proc/self/ns/%s", kind);
+  ssize_t n = readlink(path, link, sizeof(link) - 1);
+  return n > 0 ? std::string(link, static_cast<size_t>(n)) : std::string();
+}
+
+}  // namespace
 
 std::string nodeIdentityText() {
   std::string forced = configString("WEFT_HOSTID");
@@ -17,10 +30,15 @@ std::string nodeIdentityText() {
   gethostname(host, sizeof(host) - 1);
   std::string boot;
   std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
-  char ns[128] = {0};
-  ssize_t n = readlink("/proc/self/ns/net", ns, sizeof(ns) - 1);
-  if (n < 0) ns[0] = '\0';
-  return std::string(host) + "/" + boot + "/" + ns;
+  std::string text =
+      std::string(host) + "/" + boot + "/" + namespaceLink("net") + "/" + namespaceLink("pid");
+  // A /proc mounted for another PID namespace numbers processes otherwise
+  // than getpid() does, so no peer could be found through it: this rank is
+  // a node of its own.
+  char self[32] = {0};
+  if (readlink("/proc/self", self, sizeof(self) - 1) > 0 && std::atol(self) != getpid())
+    text += "/proc-of-another-pid-namespace:" + std::to_string(getpid()) + "@" + self;
+  return text;
 }
 
 uint64_t nodeIdentityHash() {

@@ -1,12 +1,16 @@
 // The pure pieces: PCI bus ids, device classification, link bandwidth, path
 // class names, the WEFT_IB_HCA filter syntax, and the live-machine helpers
-// (verbs device -> PCI via sysfs, thread binding, GPU lookup).
+// (verbs device -> PCI via sysfs, thread binding, GPU lookup), node identity.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include "topo/hca_filter.h"
+#include "topo/node_id.h"
 #include "topo/pci.h"
 #include "topo_test_util.h"
 
@@ -153,6 +157,23 @@ TEST(TopoBasics, LiveMachineLoads) {
   }
   std::vector<GpuNic> nics = chooseNics(t.machine, SelectOptions());
   EXPECT_EQ(nics.size(), t.machine.gpus.size());
+}
+
+// Which ranks count as one node: ranks in other network or PID namespaces
+// must not (their /proc/<pid> is not ours; see topo/node_id.h).
+TEST(NodeIdentity, NamesNetworkAndPidNamespaces) {
+  unsetenv("WEFT_HOSTID");
+  const std::string text = nodeIdentityText();
+  char link[128] = {0};
+  if (readlink("/proc/self/ns/pid", link, sizeof(link) - 1) <= 0)
+    GTEST_SKIP() << "no /proc/self/ns";
+  EXPECT_NE(text.find(std::string("/") + link), std::string::npos) << text;
+  EXPECT_NE(text.find("/net:["), std::string::npos) << text;
+  EXPECT_EQ(text.find("proc-of-another-pid-namespace"), std::string::npos) << text;
+  EXPECT_EQ(nodeIdentityHash(), nodeIdentityHash());
+  setenv("WEFT_HOSTID", "rack7-node3", 1);
+  EXPECT_EQ(nodeIdentityText(), "hostid:rack7-node3");
+  unsetenv("WEFT_HOSTID");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -35,12 +36,28 @@ weftResult_t ShmSegment::create(size_t bytes) {
   return weftSuccess;
 }
 
-weftResult_t ShmSegment::attach(pid_t pid, int fd, size_t bytes) {
+ShmSegment::FileId ShmSegment::fileId() const {
+  struct stat st {};
+  if (fd_ < 0 || fstat(fd_, &st) != 0) return FileId{};
+  return FileId{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+}
+
+weftResult_t ShmSegment::attach(pid_t pid, int fd, size_t bytes, FileId expected) {
   std::string path = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd);
   fd_ = open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd_ < 0)
-    return setError(weftSystemError, "cannot open local peer %d's shared segment %s: %s", pid,
-                    path.c_str(), strerror(errno));
+    return setError(weftSystemError,
+                    "cannot open local peer %d's shared segment %s: %s (is the peer in another "
+                    "PID namespace, with WEFT_HOSTID set alike?)",
+                    pid, path.c_str(), strerror(errno));
+  struct stat st {};
+  if (fstat(fd_, &st) != 0 || static_cast<uint64_t>(st.st_dev) != expected.device ||
+      static_cast<uint64_t>(st.st_ino) != expected.inode)
+    return setError(weftSystemError,
+                    "%s is not local peer %d's shared segment but another file: the peer's pid "
+                    "means another process here (is the peer in another PID namespace, with "
+                    "WEFT_HOSTID set alike?)",
+                    path.c_str(), pid);
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd_, 0);
   if (p == MAP_FAILED)
     return setError(weftSystemError, "cannot map local peer %d's shared segment: %s", pid,

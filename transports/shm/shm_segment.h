@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 #include <cstddef>
+#include <cstdint>
 
 #include "weft/weft.h"
 
@@ -19,8 +20,15 @@ class ShmSegment {
 
   // Creates and maps `bytes` of zeroed shared memory owned by this process.
   weftResult_t create(size_t bytes);
-  // Maps the segment of local process `pid` whose memfd is `fd` there.
-  weftResult_t attach(pid_t pid, int fd, size_t bytes);
+  // The file's identity, which the owner publishes with its pid and fd.
+  struct FileId {
+    uint64_t device = 0, inode = 0;
+  };
+  FileId fileId() const;
+  // Maps the segment of local process `pid` whose memfd is `fd` there, after
+  // checking that /proc/<pid>/fd/<fd> is the file `expected` (a pid means
+  // another process in another PID namespace, or a forged WEFT_HOSTID).
+  weftResult_t attach(pid_t pid, int fd, size_t bytes, FileId expected);
 
   char* base() const { return base_; }
   size_t size() const { return bytes_; }

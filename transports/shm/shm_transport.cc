@@ -18,6 +18,7 @@ struct ShmPeerInfo {
   int32_t pid;
   int32_t fd;
   uint64_t bytes;
+  ShmSegment::FileId file;  // what /proc/<pid>/fd/<fd> must be for a peer
 };
 
 // Segment layout: [doorbell page][publication board][FIFOs, one per local sender and stream].
@@ -37,7 +38,7 @@ weftResult_t ShmTransport::setup(Bootstrap& bs, TcpTransport& tcp,
   const int n = bs.nranks(), me = bs.rank();
   std::vector<ShmPeerInfo> info(n);
   for (int r = 0; r < n; ++r)
-    info[r] = {places[r].node, static_cast<int32_t>(places[r].pid), -1, 0};
+    info[r] = {places[r].node, static_cast<int32_t>(places[r].pid), -1, 0, {}};
   local_.assign(n, false);
   std::vector<int> localIndex(n, -1);
   for (int r = 0; r < n; ++r) {
@@ -55,6 +56,7 @@ weftResult_t ShmTransport::setup(Bootstrap& bs, TcpTransport& tcp,
   bells_[me] = bell_;
   info[me].fd = mine_.fd();
   info[me].bytes = bytes;
+  info[me].file = mine_.fileId();
   WEFT_CHECK(bs.allgather(info.data(), sizeof(ShmPeerInfo)));
 
   peers_.resize(n);
@@ -63,7 +65,7 @@ weftResult_t ShmTransport::setup(Bootstrap& bs, TcpTransport& tcp,
   for (int p = 0; p < n; ++p) {
     if (!local_[p]) continue;
     peers_[p] = std::make_unique<ShmSegment>();
-    WEFT_CHECK(peers_[p]->attach(info[p].pid, info[p].fd, info[p].bytes));
+    WEFT_CHECK(peers_[p]->attach(info[p].pid, info[p].fd, info[p].bytes, info[p].file));
     auto* peerBell = reinterpret_cast<Doorbell*>(peers_[p]->base());
     bells_[p] = peerBell;
     boards_[p] = reinterpret_cast<ShmBoard*>(peers_[p]->base() + kBellBytes);
