@@ -64,8 +64,10 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
     WEFT_CHECK(c->tcp->connectAll(*c->bootstrap, c->config.nstreams, c->config.spliceMin));
   if (nranks > 1 && c->config.shmEnabled) {
     c->shm = std::make_unique<ShmTransport>();
+    bool usable = false;
     WEFT_CHECK(c->shm->setup(*c->bootstrap, *c->tcp, c->places, c->config.nstreams,
-                             c->config.shmFifoBytes));
+                             c->config.shmFifoBytes, &usable));
+    if (!usable) c->shm.reset();
   }
 #ifdef WEFT_HAVE_VERBS
   if (nranks > 1 && c->config.ibEnabled) {

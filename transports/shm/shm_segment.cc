@@ -46,10 +46,8 @@ weftResult_t ShmSegment::attach(pid_t pid, int fd, size_t bytes, FileId expected
   std::string path = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd);
   fd_ = open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd_ < 0)
-    return setError(weftSystemError,
-                    "cannot open local peer %d's shared segment %s: %s (is the peer in another "
-                    "PID namespace, with WEFT_HOSTID set alike?)",
-                    pid, path.c_str(), strerror(errno));
+    return setError(weftSystemError, "cannot open local peer %d's shared segment %s: %s", pid,
+                    path.c_str(), strerror(errno));
   struct stat st {};
   if (fstat(fd_, &st) != 0 || static_cast<uint64_t>(st.st_dev) != expected.device ||
       static_cast<uint64_t>(st.st_ino) != expected.inode)

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <new>
 
 #include "core/error.h"
@@ -11,15 +12,6 @@
 
 namespace weft {
 namespace {
-
-// What each rank tells the others (bootstrap allgather).
-struct ShmPeerInfo {
-  uint64_t node;
-  int32_t pid;
-  int32_t fd;
-  uint64_t bytes;
-  ShmSegment::FileId file;  // what /proc/<pid>/fd/<fd> must be for a peer
-};
 
 // Segment layout: [doorbell page][publication board][FIFOs, one per local sender and stream].
 constexpr size_t kBellBytes = 4096;
@@ -32,11 +24,39 @@ size_t fifoOffset(int senderLocalIndex, int stream, int nstreams, size_t footpri
 
 }  // namespace
 
+weftResult_t ShmTransport::attachPeers(TcpTransport& tcp, Bootstrap& bs,
+                                       const std::vector<PeerInfo>& info,
+                                       const std::vector<int>& localIndex, int nstreams,
+                                       size_t fifoBytes, size_t footprint) {
+  const int n = bs.nranks(), me = bs.rank();
+  for (int p = 0; p < n; ++p) {
+    if (!local_[p]) continue;
+    peers_[p] = std::make_unique<ShmSegment>();
+    WEFT_CHECK(peers_[p]->attach(info[p].pid, info[p].fd, info[p].bytes, info[p].file));
+    auto* peerBell = reinterpret_cast<Doorbell*>(peers_[p]->base());
+    bells_[p] = peerBell;
+    boards_[p] = reinterpret_cast<ShmBoard*>(peers_[p]->base() + kBellBytes);
+    deathFds_.emplace_back(p, tcp.socketFd(p, 0));
+    int deathFd = tcp.socketFd(p, 0);
+    for (int s = 0; s < nstreams; ++s) {
+      // We write into the peer's segment at our slot, and read from ours at theirs.
+      char* out = peers_[p]->base() + fifoOffset(localIndex[me], s, nstreams, footprint);
+      char* in = mine_.base() + fifoOffset(localIndex[p], s, nstreams, footprint);
+      send_[p].push_back(
+          std::make_unique<ShmChannel>(out, fifoBytes, true, peerBell, deathFd, bs.peerName(p)));
+      recv_[p].push_back(
+          std::make_unique<ShmChannel>(in, fifoBytes, false, peerBell, deathFd, bs.peerName(p)));
+    }
+  }
+  return weftSuccess;
+}
+
 weftResult_t ShmTransport::setup(Bootstrap& bs, TcpTransport& tcp,
                                  const std::vector<RankPlace>& places, int nstreams,
-                                 size_t fifoBytes) {
+                                 size_t fifoBytes, bool* usable) {
+  *usable = false;
   const int n = bs.nranks(), me = bs.rank();
-  std::vector<ShmPeerInfo> info(n);
+  std::vector<PeerInfo> info(n);
   for (int r = 0; r < n; ++r)
     info[r] = {places[r].node, static_cast<int32_t>(places[r].pid), -1, 0, {}};
   local_.assign(n, false);
@@ -57,34 +77,37 @@ weftResult_t ShmTransport::setup(Bootstrap& bs, TcpTransport& tcp,
   info[me].fd = mine_.fd();
   info[me].bytes = bytes;
   info[me].file = mine_.fileId();
-  WEFT_CHECK(bs.allgather(info.data(), sizeof(ShmPeerInfo)));
+  WEFT_CHECK(bs.allgather(info.data(), sizeof(PeerInfo)));
 
   peers_.resize(n);
   send_.resize(n);
   recv_.resize(n);
-  for (int p = 0; p < n; ++p) {
-    if (!local_[p]) continue;
-    peers_[p] = std::make_unique<ShmSegment>();
-    WEFT_CHECK(peers_[p]->attach(info[p].pid, info[p].fd, info[p].bytes, info[p].file));
-    auto* peerBell = reinterpret_cast<Doorbell*>(peers_[p]->base());
-    bells_[p] = peerBell;
-    boards_[p] = reinterpret_cast<ShmBoard*>(peers_[p]->base() + kBellBytes);
-    deathFds_.emplace_back(p, tcp.socketFd(p, 0));
-    int deathFd = tcp.socketFd(p, 0);
-    for (int s = 0; s < nstreams; ++s) {
-      // We write into the peer's segment at our slot, and read from ours at theirs.
-      char* out = peers_[p]->base() + fifoOffset(localIndex[me], s, nstreams, footprint);
-      char* in = mine_.base() + fifoOffset(localIndex[p], s, nstreams, footprint);
-      send_[p].push_back(
-          std::make_unique<ShmChannel>(out, fifoBytes, true, peerBell, deathFd, bs.peerName(p)));
-      recv_[p].push_back(
-          std::make_unique<ShmChannel>(in, fifoBytes, false, peerBell, deathFd, bs.peerName(p)));
-    }
+  // A local peer may be out of reach through /proc/<pid>/fd (a user
+  // namespace or ptrace rule denies it, or its pid names another process).
+  // That is no error: the ranks agree, and if any failed, none uses shared
+  // memory and local peers talk over the network, as with WEFT_SHM_DISABLE=1.
+  struct Verdict {
+    int32_t ok;
+    char why[252];
+  };
+  std::vector<Verdict> verdicts(n);
+  Verdict& mine = verdicts[me];
+  mine.ok = attachPeers(tcp, bs, info, localIndex, nstreams, fifoBytes, footprint) == weftSuccess;
+  std::snprintf(mine.why, sizeof(mine.why), "%s", mine.ok ? "" : lastError().c_str());
+  clearError();
+  // Also the barrier after which the memfds are no longer needed to attach.
+  WEFT_CHECK(bs.allgather(verdicts.data(), sizeof(Verdict)));
+  *usable = true;
+  for (int r = 0; r < n && *usable; ++r) {
+    if (verdicts[r].ok) continue;
+    *usable = false;
+    verdicts[r].why[sizeof(verdicts[r].why) - 1] = '\0';
+    WEFT_WARN(NET, "rank %d: shared memory off, local peers use the network: rank %d: %s", me, r,
+              verdicts[r].why);
   }
-  // Everyone has mapped everything: the memfds are no longer needed to attach.
-  WEFT_CHECK(bs.barrier());
-  WEFT_INFO(NET, "rank %d: shared memory with %d local peer(s), %zu B FIFO x %d stream(s)", me,
-            nlocal_ - 1, fifoBytes, nstreams);
+  if (*usable)
+    WEFT_INFO(NET, "rank %d: shared memory with %d local peer(s), %zu B FIFO x %d stream(s)", me,
+              nlocal_ - 1, fifoBytes, nstreams);
   return weftSuccess;
 }
 

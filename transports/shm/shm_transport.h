@@ -40,9 +40,11 @@ struct ShmBoard {
 class ShmTransport {
  public:
   // Collective over the bootstrap. `tcp` supplies the death-watch sockets;
-  // `places` (core/rank_place.h) says which ranks share our node.
+  // `places` (core/rank_place.h) says which ranks share our node. *usable is
+  // false, on every rank alike, when some rank could not map a local peer's
+  // segment (the WARN line says which and why): drop the transport then.
   weftResult_t setup(Bootstrap& bs, TcpTransport& tcp, const std::vector<RankPlace>& places,
-                     int nstreams, size_t fifoBytes);
+                     int nstreams, size_t fifoBytes, bool* usable);
   bool reaches(int peer) const { return peer < static_cast<int>(local_.size()) && local_[peer]; }
   Channel* sendChannel(int peer, int stream) { return send_[peer][stream].get(); }
   Channel* recvChannel(int peer, int stream) { return recv_[peer][stream].get(); }
@@ -55,6 +57,19 @@ class ShmTransport {
   const std::vector<std::pair<int, int>>& deathFds() const { return deathFds_; }  // (rank, fd)
 
  private:
+  // What each rank tells the others (bootstrap allgather).
+  struct PeerInfo {
+    uint64_t node;
+    int32_t pid;
+    int32_t fd;
+    uint64_t bytes;
+    ShmSegment::FileId file;  // what /proc/<pid>/fd/<fd> must be for a peer
+  };
+  // Maps every local peer's segment and makes the channels; stops at the first failure.
+  weftResult_t attachPeers(TcpTransport& tcp, Bootstrap& bs, const std::vector<PeerInfo>& info,
+                           const std::vector<int>& localIndex, int nstreams, size_t fifoBytes,
+                           size_t footprint);
+
   std::vector<bool> local_;  // [rank]: same node as us
   int nlocal_ = 0;
   ShmSegment mine_;
