@@ -49,6 +49,12 @@ weftResult_t HelloGate::poll(int waitMs, std::vector<std::pair<int, Hello>>* rea
   }
   for (;;) {
     int fd = accept4(listenFd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    // Out of descriptors, the connection stays queued and the listener
+    // readable: say so rather than spin on it until the deadline.
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE))
+      return setError(weftSystemError,
+                      "cannot accept another connection: %s (see RLIMIT_NOFILE, `ulimit -n`)",
+                      strerror(errno));
     if (fd < 0) break;
     if (pending_.size() >= kMaxPending) drop(0, "waited longest while the gate was full");
     setNoDelay(fd);

@@ -10,6 +10,7 @@
 
 #include "bootstrap/hello_gate.h"
 #include "core/error.h"
+#include "core/fd_limit.h"
 #include "core/log.h"
 
 namespace weft {
@@ -46,6 +47,7 @@ class RootJob {
   Deadline deadline_;  // computed by the starting thread: no config reads at exit time
   uint8_t secret_[kSecretBytes];
   int nranks_ = -1;
+  size_t openAtStart_ = 0;  // descriptors open before the first connection
   int arrived_ = 0;
   std::vector<Arrival> arrivals_;
   std::string conflict_;  // first inconsistency seen (nranks mismatch, duplicate rank)
@@ -66,6 +68,12 @@ bool RootJob::admit(int fd, const Hello& h) {
   if (nranks_ < 0) {
     nranks_ = h.nranks;
     arrivals_.resize(nranks_);
+    // One connection per rank stays open here until every rank arrived.
+    const std::string who = "the rendezvous root of " + std::to_string(nranks_) + " ranks";
+    if (ensureFdRoom(static_cast<size_t>(nranks_),
+                     static_cast<size_t>(nranks_) + HelloGate::kMaxPending, who.c_str(),
+                     openAtStart_) != weftSuccess)
+      conflict_ = lastError();
   }
   if (h.nranks != nranks_) {
     if (conflict_.empty())
@@ -88,12 +96,16 @@ bool RootJob::admit(int fd, const Hello& h) {
 }
 
 void RootJob::gather() {
+  openAtStart_ = openFdCount();  // before any rank's connection
   HelloGate gate(listenFd_);
   std::vector<std::pair<int, Hello>> ready;
   while ((nranks_ < 0 || arrived_ < nranks_) && (conflict_.empty() || nranks_ <= 0)) {
     if (deadline_.expired()) break;
     ready.clear();
-    if (gate.poll(deadline_.remainingMs(100), &ready) != weftSuccess) break;
+    if (gate.poll(deadline_.remainingMs(100), &ready) != weftSuccess) {
+      if (conflict_.empty()) conflict_ = lastError();
+      break;
+    }
     for (const auto& [fd, hello] : ready) admit(fd, hello);
   }
 }

@@ -13,6 +13,7 @@
 #include "core/comm.h"
 #include "core/config.h"
 #include "core/error.h"
+#include "core/fd_limit.h"
 #include "core/launch_env.h"
 #include "core/log.h"
 #include "core/tune_init.h"
@@ -56,6 +57,9 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
   c->ownerPid = getpid();
   logSetRank(rank);
   WEFT_CHECK(readCommConfig(&c->config));
+  const std::string who = "a rank of a " + std::to_string(nranks) + "-rank job";
+  const size_t mesh = meshSockets(nranks, c->config.nstreams);
+  WEFT_CHECK(ensureFdRoom(mesh, mesh + kFdsBesideMesh, who.c_str()));
   c->bootstrap = std::make_unique<Bootstrap>();
   WEFT_CHECK(c->bootstrap->init(id, rank, nranks, &c->aborted));
   WEFT_CHECK(gatherRankPlaces(*c->bootstrap, &c->places));
@@ -235,6 +239,14 @@ extern "C" weftResult_t weftCommInitAll(weftComm_t* comms, int ndev, const int* 
   if (devlist != nullptr)
     return setError(weftInvalidArgument,
                     "weftCommInitAll: devlist must be NULL in a build without CUDA");
+  // ndev ranks' sockets and the root's, all in this process; raised once here
+  // because the ranks' own checks would each count the others' as room.
+  CommConfig config;
+  WEFT_CHECK(readCommConfig(&config));
+  const std::string who = "weftCommInitAll of " + std::to_string(ndev) + " ranks";
+  const size_t mesh = static_cast<size_t>(ndev) * meshSockets(ndev, config.nstreams);
+  WEFT_CHECK(
+      ensureFdRoom(mesh, mesh + static_cast<size_t>(ndev) * (kFdsBesideMesh + 1), who.c_str()));
   weftUniqueId id;
   WEFT_CHECK(weftGetUniqueId(&id));
   std::vector<weftResult_t> results(ndev, weftSuccess);

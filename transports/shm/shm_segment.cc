@@ -60,6 +60,9 @@ weftResult_t ShmSegment::attach(pid_t pid, int fd, size_t bytes, FileId expected
   if (p == MAP_FAILED)
     return setError(weftSystemError, "cannot map local peer %d's shared segment: %s", pid,
                     strerror(errno));
+  // The mapping keeps the file; the descriptor would only cost one per local peer.
+  close(fd_);
+  fd_ = -1;
   base_ = static_cast<char*>(p);
   bytes_ = bytes;
   return weftSuccess;
