@@ -68,9 +68,14 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
     WEFT_CHECK(c->tcp->connectAll(*c->bootstrap, c->config.nstreams, c->config.spliceMin));
   if (nranks > 1 && c->config.shmEnabled) {
     c->shm = std::make_unique<ShmTransport>();
+    size_t fifo = c->config.shmFifoBytes;
+    if (!c->config.shmFifoSet) {
+      int nlocal = 0;
+      for (const RankPlace& p : c->places) nlocal += p.node == c->places[rank].node;
+      fifo = shmFifoForNode(fifo, nlocal, c->config.nstreams);
+    }
     bool usable = false;
-    WEFT_CHECK(c->shm->setup(*c->bootstrap, *c->tcp, c->places, c->config.nstreams,
-                             c->config.shmFifoBytes, &usable));
+    WEFT_CHECK(c->shm->setup(*c->bootstrap, *c->tcp, c->places, c->config.nstreams, fifo, &usable));
     if (!usable) c->shm.reset();
   }
 #ifdef WEFT_HAVE_VERBS

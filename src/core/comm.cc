@@ -156,6 +156,7 @@ weftResult_t readCommConfig(CommConfig* cfg) {
   cfg->checkCalls = configString("WEFT_CHECK_CALLS") != "0";
   WEFT_CHECK(readSize("WEFT_SHM_FIFO", 4096, kG, "a size from 4K to 1G", &v));
   cfg->shmFifoBytes = static_cast<size_t>(v);
+  cfg->shmFifoSet = configIsSet("WEFT_SHM_FIFO");
   WEFT_CHECK(readSize("WEFT_IB_BUFFER", 65536, kG, "a size from 64K to 1G", &v));
   cfg->ibBufferBytes = static_cast<size_t>(v);
   WEFT_CHECK(readSize("WEFT_IB_QPS_PER_CONNECTION", 1, 16, "1 to 16", &v));

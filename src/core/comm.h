@@ -45,6 +45,7 @@ struct CommConfig {
   bool shmMap = true;      // WEFT_SHM_MAP
   bool checkCalls = true;  // WEFT_CHECK_CALLS: collective-mismatch headers
   size_t shmFifoBytes = 2 << 20;
+  bool shmFifoSet = false;  // WEFT_SHM_FIFO given: used as is, not fitted to the node
   bool ibEnabled = true;
   size_t ibBufferBytes = 4 << 20;
   int ibQps = 1;                        // WEFT_IB_QPS_PER_CONNECTION

@@ -60,7 +60,8 @@ const std::vector<ConfigVar>& configVars() {
        "weftHostAlloc buffers that peers map; 0: peers read private memory with cross-memory "
        "attach only."},
       {"WEFT_SHM_FIFO", "2M",
-       "Bytes of shared-memory FIFO per peer pair and stream (K/M suffixes)."},
+       "Bytes of shared-memory FIFO per peer pair and stream (K/M suffixes); left unset, nodes "
+       "of over 32 ranks get less (down to 64K) so that the node's FIFOs stay within 2 GiB."},
       {"WEFT_SECRET", "", "Shared job secret for WEFT_ROOT_ADDR / torchrun launches."},
       {"WEFT_NET_GDR_LEVEL", "PXB",
        "Farthest GPU-NIC path class that still uses GPUDirect RDMA: PIX, PXB, PHB, NODE or SYS."},

@@ -24,6 +24,16 @@ size_t fifoOffset(int senderLocalIndex, int stream, int nstreams, size_t footpri
 
 }  // namespace
 
+size_t shmFifoForNode(size_t wanted, int nlocal, int nstreams) {
+  constexpr size_t kSmallest = 64 << 10;
+  if (nlocal < 2) return wanted;
+  const size_t fifos = static_cast<size_t>(nlocal) * static_cast<size_t>(nlocal - 1) *
+                       static_cast<size_t>(nstreams < 1 ? 1 : nstreams);
+  size_t fifo = wanted;
+  while (fifo / 2 >= kSmallest && fifo * fifos > kShmNodeBudget) fifo /= 2;
+  return fifo;
+}
+
 weftResult_t ShmTransport::attachPeers(TcpTransport& tcp, Bootstrap& bs,
                                        const std::vector<PeerInfo>& info,
                                        const std::vector<int>& localIndex, int nstreams,

@@ -37,6 +37,14 @@ struct ShmBoard {
   alignas(64) char slot[2][kBoardSlotBytes];
 };
 
+// The FIFO size per peer pair and stream for a node of `nlocal` ranks: every
+// rank holds one FIFO per local peer and stream, so a node holds nlocal^2 of
+// them, all mapped and prefaulted at init (2 MiB each: 2 GiB at 32 ranks,
+// 32 GiB at 128). Above that budget the FIFOs shrink, by powers of two, to no
+// less than 64 KiB; `wanted` (the default of WEFT_SHM_FIFO) is never exceeded.
+constexpr size_t kShmNodeBudget = size_t{2} << 30;
+size_t shmFifoForNode(size_t wanted, int nlocal, int nstreams);
+
 class ShmTransport {
  public:
   // Collective over the bootstrap. `tcp` supplies the death-watch sockets;
