@@ -26,9 +26,14 @@ int main(int argc, char** argv) {
         "`weft-info` prints the same with the current values. Sizes take K/M/G (powers of "
         "1024).\n\n");
     std::printf("| variable | default | meaning |\n|---|---|---|\n");
-    for (const weft::ConfigVar& v : weft::configVars())
-      std::printf("| `%s` | `%s` | %s |\n", v.name, v.defaultValue[0] ? v.defaultValue : "(unset)",
-                  v.doc);
+    for (const weft::ConfigVar& v : weft::configVars()) {
+      bool jobWide = false;
+      for (const weft::JobWideVar& j : weft::jobWideVars())
+        jobWide = jobWide || std::strcmp(j.name, v.name) == 0;
+      std::printf("| `%s` | `%s` | %s%s |\n", v.name,
+                  v.defaultValue[0] ? v.defaultValue : "(unset)", v.doc,
+                  jobWide ? " Same on every rank (checked at init)." : "");
+    }
     return 0;
   }
   int version = 0;

@@ -12,6 +12,7 @@
 #include "bootstrap/wire.h"
 #include "core/comm.h"
 #include "core/config.h"
+#include "core/config_agree.h"
 #include "core/error.h"
 #include "core/fd_limit.h"
 #include "core/launch_env.h"
@@ -62,6 +63,7 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
   WEFT_CHECK(ensureFdRoom(mesh, mesh + kFdsBesideMesh, who.c_str()));
   c->bootstrap = std::make_unique<Bootstrap>();
   WEFT_CHECK(c->bootstrap->init(id, rank, nranks, &c->aborted));
+  WEFT_CHECK(checkJobWideConfig(*c->bootstrap));  // first: later steps depend on them
   WEFT_CHECK(gatherRankPlaces(*c->bootstrap, &c->places));
   c->tcp = std::make_unique<TcpTransport>();
   if (nranks > 1)

@@ -18,6 +18,15 @@ struct ConfigVar {
 
 const std::vector<ConfigVar>& configVars();
 
+// Knobs that must be the same on every rank of a job (core/config_agree.h
+// checks at init). `setMatters`: set or unset must agree too, because unset
+// means "chosen by weft" rather than the default value.
+struct JobWideVar {
+  const char* name;
+  bool setMatters;
+};
+const std::vector<JobWideVar>& jobWideVars();
+
 // The environment's value, else the declared default.
 std::string configString(const char* name);
 // Integer knobs accept K/M/G suffixes (powers of 1024). A malformed value logs a

@@ -112,4 +112,30 @@ const std::vector<ConfigVar>& configVars() {
   return vars;
 }
 
+const std::vector<JobWideVar>& jobWideVars() {
+  // They choose the wire protocol, a transport, a buffer layout both ends
+  // share, or an algorithm: a rank that differs hangs, or computes wrong
+  // results (WEFT_CHECK_CALLS=0 on one rank did). Checked at init.
+  static const std::vector<JobWideVar>& vars = *new std::vector<JobWideVar>{
+      {"WEFT_SOCKET_NSTREAMS", false},
+      {"WEFT_CHUNK", true},  // set or unset matters: unset, the tuner picks
+      {"WEFT_ALGO", false},
+      {"WEFT_TUNE_NET", false},
+      {"WEFT_TUNE_SHM", false},
+      {"WEFT_ONESHOT_MAX", false},
+      {"WEFT_CHECK_CALLS", false},
+      {"WEFT_SHM_DISABLE", false},
+      {"WEFT_SHM_MAP", false},
+      {"WEFT_SHM_FIFO", true},  // unset, it is fitted to the node
+      {"WEFT_IB_DISABLE", false},
+      {"WEFT_IB_BUFFER", false},
+      {"WEFT_IB_QPS_PER_CONNECTION", false},
+      {"WEFT_IB_ZCOPY_THRESHOLD", false},
+      {"WEFT_IB_RDMACM", false},
+      {"WEFT_GPU_RING", false},
+      {"WEFT_MAX_CTAS", false},
+  };
+  return vars;
+}
+
 }  // namespace weft

@@ -1,0 +1,19 @@
+// Settings every rank must share. Some WEFT_* knobs choose the wire
+// protocol, a transport, a buffer layout both ends share, or an algorithm
+// (jobWideVars() in config_table.cc); a rank started with another value
+// would hang at set-up or in its first call, or compute wrong results
+// without a word (WEFT_CHECK_CALLS=0 on one rank did). So init compares them:
+// one bootstrap allgather of a 64-bit hash per knob (8 bytes each, so the
+// exchange stays small at any job size), and on a difference every rank
+// fails with weftInvalidUsage naming the knob, the ranks that differ from
+// rank 0, and its own value.
+#pragma once
+
+#include "bootstrap/bootstrap.h"
+#include "weft/weft.h"
+
+namespace weft {
+
+weftResult_t checkJobWideConfig(Bootstrap& bs);
+
+}  // namespace weft
