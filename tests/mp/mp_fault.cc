@@ -32,11 +32,15 @@
 
 namespace {
 
+// Names in /dev/shm. Not Python multiprocessing's semaphores (sem.mp-*): the
+// torch tests that ctest may run beside this one make and remove them, and
+// one made during a trial once failed it as "stale".
 std::set<std::string> devShm() {
   std::set<std::string> names;
   if (DIR* d = opendir("/dev/shm")) {
     while (dirent* e = readdir(d))
-      if (e->d_name[0] != '.') names.insert(e->d_name);
+      if (e->d_name[0] != '.' && std::strncmp(e->d_name, "sem.mp-", 7) != 0)
+        names.insert(e->d_name);
     closedir(d);
   }
   return names;
