@@ -30,6 +30,8 @@ if [ $# -ne 2 ]; then
 fi
 weft_run=$1
 mp=$2
+# Smaller than mp_collectives' defaults (a 64 MiB call): set-up is what is tested here.
+small="--large-count 100003 --huge-mib 8"
 if ! unshare -p -f --mount-proc true 2>/dev/null; then
   echo "SKIPPED: cannot create PID namespaces here (unshare -p needs root or user namespaces)"
   exit 77
@@ -66,18 +68,18 @@ run() {
 }
 
 own_ns='if [ "$WEFT_RANK" = 0 ]; then exec "$0" "$@"; else exec unshare -p -f --mount-proc "$0" "$@"; fi'
-run split 0 "$weft_run" -n 3 --timeout 120 sh -c "$own_ns" "$mp"
-run shared 1 unshare -p -f --mount-proc "$weft_run" -n 2 --timeout 120 "$mp"
-run hostproc 0 unshare -p -f "$weft_run" -n 2 --timeout 120 "$mp"
+run split 0 "$weft_run" -n 3 --timeout 120 sh -c "$own_ns" "$mp" $small
+run shared 1 unshare -p -f --mount-proc "$weft_run" -n 2 --timeout 120 "$mp" $small
+run hostproc 0 unshare -p -f "$weft_run" -n 2 --timeout 120 "$mp" $small
 WEFT_HOSTID=one-machine run forged off "$weft_run" -n 2 --timeout 120 \
-  unshare -p -f --mount-proc "$mp"
+  unshare -p -f --mount-proc "$mp" $small
 if ! grep -q 'shared memory off.*PID namespace' "$out"; then
   echo "FAIL: forged: no warning names the PID namespace"
   fail=1
 fi
 if unshare -U -r true 2>/dev/null; then
   user_ns='if [ "$WEFT_RANK" = 1 ]; then exec unshare -U -r "$0" "$@"; else exec "$0" "$@"; fi'
-  run userns off "$weft_run" -n 3 --timeout 120 sh -c "$user_ns" "$mp"
+  run userns off "$weft_run" -n 3 --timeout 120 sh -c "$user_ns" "$mp" $small
 else
   echo "--- userns: SKIPPED: cannot create user namespaces here"
 fi
