@@ -3,10 +3,10 @@
 // (jobWideVars() in config_table.cc); a rank started with another value
 // would hang at set-up or in its first call, or compute wrong results
 // without a word (WEFT_CHECK_CALLS=0 on one rank did). So init compares them:
-// one bootstrap allgather of a 64-bit hash per knob (8 bytes each, so the
-// exchange stays small at any job size), and on a difference every rank
-// fails with weftInvalidUsage naming the knob, the ranks that differ from
-// rank 0, and its own value.
+// one bootstrap allgather of a 64-bit digest per rank (8 bytes, small at any
+// job size); where they differ, a second one of a hash per knob, and every
+// rank fails with weftInvalidUsage naming the knob, the ranks that differ
+// from rank 0, and its own value.
 #pragma once
 
 #include "bootstrap/bootstrap.h"
