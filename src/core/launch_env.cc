@@ -52,7 +52,24 @@ weftResult_t readLaunchEnv(LaunchEnv* env) {
   if (configIsSet("WEFT_ROOT_ADDR")) {
     env->rootAddr = configString("WEFT_ROOT_ADDR");
     env->source = "WEFT_ROOT_ADDR";
-    return readRankSize("WEFT_RANK", "WEFT_WORLD_SIZE", env);
+    if (configIsSet("WEFT_RANK") || configIsSet("WEFT_WORLD_SIZE"))
+      return readRankSize("WEFT_RANK", "WEFT_WORLD_SIZE", env);
+    // The launcher's own rank and size, where it set both (checked in this
+    // order: a job step under mpirun inside a Slurm allocation has both, and
+    // mpirun's describe the job).
+    static const char* const kLaunchers[][3] = {
+        {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "Open MPI's mpirun"},
+        {"PMI_RANK", "PMI_SIZE", "an MPICH/Hydra launcher"},
+        {"SLURM_PROCID", "SLURM_NTASKS", "Slurm's srun"},
+    };
+    for (const auto& l : kLaunchers) {
+      if (std::getenv(l[0]) == nullptr || std::getenv(l[1]) == nullptr) continue;
+      env->source = std::string("WEFT_ROOT_ADDR with ") + l[2] + " (" + l[0] + "/" + l[1] + ")";
+      return readRankSize(l[0], l[1], env);
+    }
+    return setError(weftInvalidArgument,
+                    "weftCommInitFromEnv: WEFT_ROOT_ADDR is set but no rank and size: set "
+                    "WEFT_RANK and WEFT_WORLD_SIZE, or start the ranks with mpirun or srun");
   }
   const char* maddr = std::getenv("MASTER_ADDR");
   const char* mport = std::getenv("MASTER_PORT");

@@ -1,6 +1,10 @@
 // How weftCommInitFromEnv finds its job, in this order:
 //  1. WEFT_UNIQUE_ID (hex, from weft-run) + WEFT_RANK + WEFT_WORLD_SIZE;
 //  2. WEFT_ROOT_ADDR=host:port + WEFT_RANK + WEFT_WORLD_SIZE (rank 0 serves the root there);
+//     without WEFT_RANK/WEFT_WORLD_SIZE, the rank and size a launcher set:
+//     Open MPI's mpirun (OMPI_COMM_WORLD_RANK/SIZE), Slurm's srun
+//     (SLURM_PROCID/SLURM_NTASKS), MPICH/Hydra (PMI_RANK/PMI_SIZE), so that
+//     `WEFT_ROOT_ADDR=... srun ./app` needs no MPI in the program;
 //  3. torchrun's MASTER_ADDR + MASTER_PORT + RANK + WORLD_SIZE (the same, on the
 //     torchrun port + 1 so that torch's own store on MASTER_PORT keeps its port).
 // In cases 2 and 3 there is no unique id to carry a random secret, so the
