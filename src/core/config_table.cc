@@ -1,5 +1,7 @@
 // The one table of WEFT_* knobs. Add a line here for every new knob; nothing
-// else in weft may call getenv() on a WEFT_ name.
+// else in weft may call getenv() on a WEFT_ name. A knob that ranks must set
+// alike (it shapes the wire, a transport or the algorithm) also goes in
+// jobWideVars() below, which init checks (core/config_agree.h).
 #include "core/config.h"
 
 namespace weft {
