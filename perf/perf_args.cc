@@ -66,6 +66,11 @@ const option kLongOptions[] = {
     {"nonblocking", required_argument, nullptr, 'z'},
     {"registered", required_argument, nullptr, 'R'},
     {"device", required_argument, nullptr, 'D'},
+    {"nthreads", required_argument, nullptr, 't'},
+    {"ngpus", required_argument, nullptr, 'g'},
+    {"agg_iters", required_argument, nullptr, 'm'},
+    {"run_cycles", required_argument, nullptr, 'N'},
+    {"parallel_init", required_argument, nullptr, 'p'},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0},
 };
@@ -118,7 +123,7 @@ bool PerfParseArgs(int argc, char** argv, PerfArgs* args, std::string* error) {
   args->command_line = JoinArgs(argc, argv);
   optind = 1;
   opterr = 0;
-  while ((flag = getopt_long(argc, argv, ":b:e:f:i:w:n:c:d:o:a:r:J:z:R:D:h", kLongOptions,
+  while ((flag = getopt_long(argc, argv, ":b:e:f:i:w:n:c:d:o:a:r:J:z:R:D:t:g:m:N:p:h", kLongOptions,
                              nullptr)) != -1) {
     const char* value = optarg;
     bool ok = true;
@@ -178,6 +183,22 @@ bool PerfParseArgs(int argc, char** argv, PerfArgs* args, std::string* error) {
         ok = ParseInt(value, 0, 1, &number);
         args->device = number != 0;
         break;
+      case 't':
+        ok = ParseInt(value, 1, 1024, &args->nthreads);
+        break;
+      case 'g':
+        ok = ParseInt(value, 1, 1024, &args->ngpus);
+        break;
+      case 'm':
+        ok = ParseInt(value, 1, 1 << 20, &args->agg_iters);
+        break;
+      case 'N':
+        ok = ParseInt(value, 0, 1 << 30, &args->run_cycles);
+        break;
+      case 'p':
+        ok = ParseInt(value, 0, 1, &number);
+        args->parallel_init = number != 0;
+        break;
       case 'h':
         args->help = true;
         return true;
@@ -200,6 +221,20 @@ bool PerfParseArgs(int argc, char** argv, PerfArgs* args, std::string* error) {
   if (step_given && !factor_given) args->step_factor = 1;
   if (args->min_bytes > args->max_bytes) {
     *error = "minbytes (-b) is larger than maxbytes (-e)";
+    return false;
+  }
+  if (PerfRanksPerProcess(*args) > 1024) {
+    *error = "-t x -g asks for more than 1024 ranks in one process";
+    return false;
+  }
+  if (args->device && PerfRanksPerProcess(*args) > 1) {
+    *error =
+        "device buffers (-D 1) run one rank per process: start one process per GPU "
+        "(weft-run -n N or mpirun) instead of -t or -g above 1";
+    return false;
+  }
+  if (args->nonblocking && args->agg_iters > 1) {
+    *error = "-m above 1 groups blocking calls (weftGroupStart/End); it does not go with -z 1";
     return false;
   }
   if (args->device && (args->nonblocking || args->registered)) {
@@ -269,6 +304,15 @@ void PerfPrintUsage(FILE* out, const char* prog) {
                "                              a node map into each other. Default 0\n"
                "  -D, --device <0/1>          1: buffers from cudaMalloc, every call on one CUDA\n"
                "                              stream, timed to its completion. Default 0\n"
+               "  -t, --nthreads <n>          ranks per process, one thread each. Default 1\n"
+               "  -g, --ngpus <n>             ranks per thread in nccl-tests; here -t x -g ranks\n"
+               "                              per process, one thread each (host buffers). "
+               "Default 1\n"
+               "  -m, --agg_iters <n>         calls per timed iteration, grouped in one\n"
+               "                              weftGroupStart/End. Default 1\n"
+               "  -N, --run_cycles <n>        run the sweep n times, 0 = until killed. Default 1\n"
+               "  -p, --parallel_init <0/1>   accepted for nccl-tests scripts: a process's ranks\n"
+               "                              always join in parallel\n"
                "  -h, --help                  this text\n"
                "Launch with weft-run -n N, mpirun (MPI builds), torchrun-style environment\n"
                "(RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), or alone for one rank.\n",

@@ -28,9 +28,19 @@ struct PerfArgs {
   bool nonblocking = false;                           // -z
   bool registered = false;                            // -R: buffers from weftHostAlloc
   bool device = false;                                // -D: CUDA device buffers, calls on a stream
-  bool help = false;                                  // -h
-  std::string command_line;                           // for the header
+  // nccl-tests runs t threads x g GPUs per process, one rank each; here each
+  // of those ranks is a thread of its own with a communicator of its own.
+  int nthreads = 1;            // -t
+  int ngpus = 1;               // -g
+  int agg_iters = 1;           // -m: calls per timed iteration, in one weftGroupStart/End
+  int run_cycles = 1;          // -N: how many times to run the whole sweep; 0 = until killed
+  bool parallel_init = false;  // -p: accepted; a process's ranks always join at once
+  bool help = false;           // -h
+  std::string command_line;    // for the header
 };
+
+// Ranks this process runs (-t x -g).
+inline int PerfRanksPerProcess(const PerfArgs& args) { return args.nthreads * args.ngpus; }
 
 // Parses argv into *args. On a bad option returns false with *error set.
 bool PerfParseArgs(int argc, char** argv, PerfArgs* args, std::string* error);

@@ -34,7 +34,8 @@ int64_t Reduce(weftRedOp_t op, int64_t a, int64_t b) {
 }
 
 const std::vector<int64_t>& TableFor(weftRedOp_t op, int nranks) {
-  static ReducedTable table;
+  // Per thread: with -t or -g, several ranks of one process check at once.
+  thread_local ReducedTable table;
   if (table.op != op || table.nranks != nranks) {
     table.op = op;
     table.nranks = nranks;

@@ -17,6 +17,7 @@
 #include "perf_launch.h"
 #include "perf_measure.h"
 #include "perf_report.h"
+#include "perf_threads.h"
 
 namespace {
 
@@ -172,6 +173,7 @@ void RunAll(const PerfCollective& collective, const PerfArgs& args, const PerfLa
       shape.send = send.data();
       shape.recv = recv.data();
       shape.nonblocking = args.nonblocking;
+      shape.agg_iters = args.agg_iters;
       shape.stream = args.device ? PerfDeviceStream() : nullptr;
       for (size_t count : CountsFor(collective, sizes, info.size, launch.nranks)) {
         shape.count = count;
@@ -179,6 +181,42 @@ void RunAll(const PerfCollective& collective, const PerfArgs& args, const PerfLa
       }
     }
   }
+}
+
+// Everything one rank does once it has its communicator; returns its exit status.
+int RunRank(const PerfCollective& collective, const PerfArgs& args, const PerfLaunch& launch) {
+  const char* tool = collective.tool_name;
+  if (collective.takes_root && args.root >= launch.nranks) {
+    if (launch.rank == 0) {
+      std::fprintf(stderr, "%s: root %d (-r) is not a rank of %d\n", tool, args.root,
+                   launch.nranks);
+    }
+    return 2;
+  }
+  const std::vector<PerfRankInfo> ranks = PerfGatherRankInfo(launch);
+  PerfBuffer send;
+  PerfBuffer recv;
+  AllocateBuffers(collective, args, PerfSizeList(args), launch, &send, &recv);
+  PerfJsonWriter json;
+  if (!OpenJson(args, collective, launch, &json)) return 1;
+
+  if (launch.rank == 0) {
+    PerfPrintHeader(tool, args, launch, ranks);
+    PerfPrintColumns();
+  }
+  Totals totals;
+  for (int cycle = 0; args.run_cycles == 0 || cycle < args.run_cycles; ++cycle)
+    RunAll(collective, args, launch, send, recv, &json, &totals);
+  const double avg_busbw = totals.busbw_rows > 0 ? totals.busbw_sum / totals.busbw_rows : 0.0;
+  int status = (totals.wrong != 0 || totals.errors) ? 1 : 0;
+  if (launch.rank == 0) {
+    PerfPrintFooter(totals.wrong, args.check, avg_busbw);
+    if (!json.Close()) {
+      std::fprintf(stderr, "%s: writing %s failed\n", tool, args.json_path.c_str());
+      status = 1;
+    }
+  }
+  return status;
 }
 
 }  // namespace
@@ -210,39 +248,13 @@ int PerfMain(int argc, char** argv, const PerfCollective& collective) {
   }
   PerfLaunch launch;
   PerfLaunchInit(&argc, &argv, tool, &launch);
-  if (collective.takes_root && args.root >= launch.nranks) {
-    if (launch.rank == 0) {
-      std::fprintf(stderr, "%s: root %d (-r) is not a rank of %d\n", tool, args.root,
-                   launch.nranks);
-    }
-    PerfLaunchFinish(&launch);
-    return 2;
-  }
-  const std::vector<PerfRankInfo> ranks = PerfGatherRankInfo(launch);
-  PerfBuffer send;
-  PerfBuffer recv;
-  AllocateBuffers(collective, args, PerfSizeList(args), launch, &send, &recv);
-  PerfJsonWriter json;
-  if (!OpenJson(args, collective, launch, &json)) {
-    PerfLaunchFinish(&launch);
-    return 1;
-  }
-
-  if (launch.rank == 0) {
-    PerfPrintHeader(tool, args, launch, ranks);
-    PerfPrintColumns();
-  }
-  Totals totals;
-  RunAll(collective, args, launch, send, recv, &json, &totals);
-  const double avg_busbw = totals.busbw_rows > 0 ? totals.busbw_sum / totals.busbw_rows : 0.0;
-  int status = (totals.wrong != 0 || totals.errors) ? 1 : 0;
-  if (launch.rank == 0) {
-    PerfPrintFooter(totals.wrong, args.check, avg_busbw);
-    if (!json.Close()) {
-      std::fprintf(stderr, "%s: writing %s failed\n", tool, args.json_path.c_str());
-      status = 1;
-    }
-  }
+  const int per_process = PerfRanksPerProcess(args);
+  const int status =
+      per_process == 1
+          ? RunRank(collective, args, launch)
+          : PerfRunThreadRanks(launch, per_process, [&](const PerfLaunch& rank_launch) {
+              return RunRank(collective, args, rank_launch);
+            });
   PerfLaunchFinish(&launch);
   return status;
 }

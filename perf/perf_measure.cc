@@ -27,6 +27,15 @@ void CallOnce(const PerfCase& shape, const PerfCall& call) {
   }
 }
 
+// One timed iteration: agg_iters calls, in one group when there are several
+// (nccl-tests' -m), so that the library may run them as one.
+void Iteration(const PerfCase& shape, const PerfCall& call) {
+  if (shape.agg_iters == 1) return CallOnce(shape, call);
+  PERF_WEFT_CHECK(shape.comm, weftGroupStart());
+  for (int i = 0; i < shape.agg_iters; ++i) CallOnce(shape, call);
+  PERF_WEFT_CHECK(shape.comm, weftGroupEnd());
+}
+
 void Synchronise(weftComm_t comm) {
   float mine = 1.0f;
   float sum = 0.0f;
@@ -81,15 +90,15 @@ double PerfTimeOnRank(const PerfCase& shape, bool in_place, int warmup, int iter
       PerfFillTiming(shape.send, collective.send_elems(shape.count, shape.nranks), shape.type,
                      shape.rank + shape.nranks);
   }
-  for (int i = 0; i < warmup; ++i) CallOnce(shape, call);
+  for (int i = 0; i < warmup; ++i) Iteration(shape, call);
   if (shape.stream != nullptr) PerfDeviceSync(shape.stream);
   Synchronise(shape.comm);
   const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < iters; ++i) CallOnce(shape, call);
+  for (int i = 0; i < iters; ++i) Iteration(shape, call);
   if (shape.stream != nullptr) PerfDeviceSync(shape.stream);  // calls on a stream return at once
   const auto stop = std::chrono::steady_clock::now();
   const std::chrono::duration<double, std::micro> elapsed = stop - start;
-  return elapsed.count() / iters;
+  return elapsed.count() / (static_cast<double>(iters) * shape.agg_iters);
 }
 
 namespace {

@@ -23,6 +23,7 @@ struct PerfCase {
   void* send = nullptr;  // at least send_elems(count) elements
   void* recv = nullptr;  // big enough for recv_elems(count) and the in-place layout
   bool nonblocking = false;
+  int agg_iters = 1;       // calls per timed iteration, grouped when above 1 (-m)
   void* stream = nullptr;  // -D 1: buffers are device memory, calls go on this stream
 };
 
@@ -33,7 +34,8 @@ PerfCall PerfMakeCall(const PerfCase& shape, bool in_place);
 size_t PerfRecvAllocationElems(const PerfCollective& collective, size_t count, int rank,
                                int nranks);
 // Runs `warmup` calls, synchronises the ranks with a one-element allreduce,
-// then returns the mean time in microseconds of `iters` back-to-back calls.
+// then returns the mean time in microseconds of one call over `iters` iterations
+// of `agg_iters` back-to-back calls each.
 double PerfTimeOnRank(const PerfCase& shape, bool in_place, int warmup, int iters);
 // Fills the inputs with check data, runs the collective once and returns the
 // number of wrong elements in this rank's receive buffer.

@@ -59,16 +59,18 @@ void PerfPrintHeader(const char* tool, const PerfArgs& args, const PerfLaunch& l
   std::printf("# %s %s\n", tool, args.command_line.c_str());
   std::printf("# weft %d.%d.%d, launch: %s, nRanks %d\n", version / 10000, version / 100 % 100,
               version % 100, launch.mode.c_str(), launch.nranks);
+  std::printf("# nThread %d nGpus %d", args.nthreads, args.ngpus);
   if (args.step_factor > 1) {
-    std::printf("# minBytes %zu maxBytes %zu step: %zu(factor)", args.min_bytes, args.max_bytes,
+    std::printf(" minBytes %zu maxBytes %zu step: %zu(factor)", args.min_bytes, args.max_bytes,
                 args.step_factor);
   } else {
-    std::printf("# minBytes %zu maxBytes %zu step: %zu(bytes)", args.min_bytes, args.max_bytes,
+    std::printf(" minBytes %zu maxBytes %zu step: %zu(bytes)", args.min_bytes, args.max_bytes,
                 args.step_bytes);
   }
   std::printf(
-      " warmup iters: %d iters: %d validation: %d nonblocking: %d registered: %d average: %s\n",
-      args.warmup_iters, args.iters, args.check ? 1 : 0, args.nonblocking ? 1 : 0,
+      " warmup iters: %d iters: %d agg iters: %d validation: %d nonblocking: %d registered: %d "
+      "average: %s\n",
+      args.warmup_iters, args.iters, args.agg_iters, args.check ? 1 : 0, args.nonblocking ? 1 : 0,
       args.registered ? 1 : 0, PerfAverageName(args.average));
   std::printf("#\n# Using ranks\n");
   for (size_t r = 0; r < ranks.size(); ++r) {

@@ -95,3 +95,11 @@ add_test(NAME mp-san.device.ring.n3.layout2_1
                  --layout 2,1)
 set_tests_properties(mp-san.device.ring.n3.layout2_1 PROPERTIES
   TIMEOUT 300 LABELS mp-san ENVIRONMENT "${_san_env};WEFT_SOCKET_NSTREAMS=2;WEFT_MAX_CTAS=3")
+
+# The perf harness with several ranks per process (-t, -g): its threads share
+# one process, so the sanitizers see any state they share.
+add_test(NAME mp-san.perf.threads
+         COMMAND weft-run -n 2 --timeout 280 $<TARGET_FILE:all_reduce_perf> -t 2 -g 2 -b 8 -e 1M
+                 -f 32 -w 1 -n 3 -m 2 -o all)
+set_tests_properties(mp-san.perf.threads PROPERTIES
+  TIMEOUT 300 LABELS mp-san ENVIRONMENT "${_san_env}")
