@@ -77,7 +77,14 @@ def main():
     ap.add_argument("--inplace", action="store_true",
                     help="also print weft's in-place time (the perf tool's second column, same runs) "
                          "and Gloo's best time over it")
+    ap.add_argument("--thp", action="store_true",
+                    help="run every program with GLIBC_TUNABLES=glibc.malloc.hugetlb=1, so that "
+                         "glibc asks for transparent huge pages on large allocations (on a "
+                         "machine whose THP setting is 'madvise'); all sides alike")
     args = ap.parse_args()
+    if args.thp:
+        # Inherited by weft-run, mpirun and the Gloo ranks alike.
+        os.environ["GLIBC_TUNABLES"] = "glibc.malloc.hugetlb=1"
 
     n = args.nranks
     if args.mpi_btl is None:
@@ -133,6 +140,8 @@ def main():
         return statistics.median(vals) if vals else None
 
     sizes = sorted(set().union(*[set(r) for r in results["weft"]]))
+    if args.thp:
+        print("# every program ran with GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (huge pages for large buffers)")
     print("# %s, %d ranks, medians of %d alternating rounds; weft out-of-place over %s; MPI btl %s"
           % (args.op, n, args.rounds, args.transport, args.mpi_btl))
     print("# %10s %10s %9s %10s %9s %10s %9s %-16s %8s %8s" % (
