@@ -184,9 +184,11 @@ void weftComm::markBroken(weftResult_t r, const std::string& text) {
   // One line per failure: the log prefix has host, pid and rank; the text
   // names the call and the peer; the transports in use complete it.
   const int local = shm ? shm->localRanks() - 1 : 0;
-  const char* transport = local == 0 ? "tcp" : local == nranks - 1 ? "shm" : "shm+tcp";
-  WEFT_WARN(COLL, "rank %d of %d: communicator failed (transport %s): %s", rank, nranks, transport,
-            text.c_str());
+  const char* network = ib ? "verbs" : "tcp";  // what reaches peers off this node
+  std::string transport = local == 0 ? network : local == nranks - 1 ? "shm" : "shm+";
+  if (local > 0 && local < nranks - 1) transport += network;
+  WEFT_WARN(COLL, "rank %d of %d: communicator failed (transport %s): %s", rank, nranks,
+            transport.c_str(), text.c_str());
   // Peers blocked on us (a ring neighbour waiting for data we will never
   // send) learn at once that we left, instead of after WEFT_TIMEOUT. The
   // bootstrap stays up: weftCommShrink needs it.

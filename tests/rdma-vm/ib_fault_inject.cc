@@ -7,6 +7,8 @@
 //     post-fail:N   the Nth ibv_post_send fails with EIO
 //     qp-error:N    after N posts, every QP of the context is moved to ERR
 //     delay:N       each poll_cq returns nothing N times before the real poll
+//     dup-imm:N     the Nth receive completion of a WRITE_WITH_IMM is handed
+//                   out twice, as a faulty provider might
 // Counting starts when the test calls ib_fault_arm() (after weft's init, whose
 // own traffic, such as the tuner's link probe, must not meet the fault).
 // Default connection setup only: with WEFT_IB_RDMACM=1 weft works on
@@ -52,12 +54,41 @@ bool armed() {
   return on;
 }
 
+// dup-imm: the copy goes out right after the original, or first in the next
+// poll of the same queue when the caller's array was full.
+int duplicatingPoll(ibv_cq* cq, int n, ibv_wc* wc) {
+  static ibv_wc copy;
+  static ibv_cq* copyCq = nullptr;
+  std::lock_guard<std::mutex> lock(mu);
+  int got = 0;
+  if (copyCq == cq && n > 0) {
+    wc[got++] = copy;
+    copyCq = nullptr;
+  }
+  const int polled = realPoll(cq, n - got, wc + got);
+  if (polled <= 0) return got > 0 ? got : polled;
+  const int end = got + polled;
+  for (int i = got; i < end; ++i) {
+    if (wc[i].status != IBV_WC_SUCCESS || wc[i].opcode != IBV_WC_RECV_RDMA_WITH_IMM) continue;
+    if (++completions != target) continue;
+    copy = wc[i];
+    copyCq = cq;
+  }
+  if (copyCq == cq && end < n) {
+    wc[end] = copy;
+    copyCq = nullptr;
+    return end + 1;
+  }
+  return end;
+}
+
 int faultyPoll(ibv_cq* cq, int n, ibv_wc* wc) {
   if (!__atomic_load_n(&live, __ATOMIC_ACQUIRE)) return realPoll(cq, n, wc);
   if (kind == "delay") {
     static thread_local long skipped = 0;
     if (skipped++ % (target + 1) != 0) return 0;
   }
+  if (kind == "dup-imm") return duplicatingPoll(cq, n, wc);
   int got = realPoll(cq, n, wc);
   if (kind == "wc-error" && got > 0) {
     std::lock_guard<std::mutex> lock(mu);

@@ -178,7 +178,7 @@ weftResult_t IbConnection::postWrite(uint64_t localAddr, uint32_t lkey, uint64_t
   wr.sg_list = &sge;
   wr.num_sge = bytes > 0 ? 1 : 0;
   wr.opcode = imm >= 0 ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE;
-  wr.imm_data = htonl(static_cast<uint32_t>(imm));
+  if (imm >= 0) wr.imm_data = htonl(ibimm::withSeq(static_cast<uint32_t>(imm), immSent_));
   wr.wr.rdma.remote_addr = remoteAddr;
   wr.wr.rdma.rkey = rkey;
   ++unsignaled_;
@@ -193,6 +193,7 @@ weftResult_t IbConnection::postWrite(uint64_t localAddr, uint32_t lkey, uint64_t
     return setError(weftRemoteError, "verbs post to %s on %s failed: %s (QP in error?)",
                     peer_.c_str(), dev_->name().c_str(), strerror(rc));
   ++sqUsed_;
+  if (imm >= 0) ++immSent_;
   return weftSuccess;
 }
 
@@ -218,6 +219,13 @@ weftResult_t IbConnection::reapRecvs() {
     if (wc[i].status != IBV_WC_SUCCESS) return completionError(wc[i], "receive");
     const uint32_t imm = ntohl(wc[i].imm_data);
     const uint64_t n = ibimm::count(imm);
+    if (ibimm::seq(imm) != (immSeen_ & ibimm::kSeqMask))
+      return setError(weftRemoteError,
+                      "verbs: message %llu from %s arrived out of sequence (it carries %u, "
+                      "expected %llu): the RDMA provider lost or repeated a completion",
+                      static_cast<unsigned long long>(immSeen_), peer_.c_str(), ibimm::seq(imm),
+                      static_cast<unsigned long long>(immSeen_ & ibimm::kSeqMask));
+    ++immSeen_;
     switch (ibimm::kind(imm)) {
       case ibimm::kRing:  // more stream bytes in the ring
         if (!segs_.empty() && !segs_.back().zcopy)

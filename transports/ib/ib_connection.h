@@ -4,7 +4,12 @@
 // (ib_striped_channel.h).
 //
 // Wire protocol, sender -> receiver. Every WRITE_WITH_IMM's immediate says what
-// it was in its top 2 bits and carries a byte count in the low 30:
+// it was in its top 2 bits, carries the sender's count of immediates on this
+// QP (mod 512) in the next 9 and a byte count in the low 21. RC delivers them
+// in order, once each; the receiver checks the count, so that a provider that
+// lost or repeated a completion fails the connection with a sentence instead
+// of shifting the byte stream (ring accounting would then read bytes that are
+// not there, silently):
 //   RING n: n bytes in the receiver's ring. The receiver owns a ring of
 //     `ringBytes` registered for remote write; the sender copies bytes into its
 //     own registered staging ring (at the same offset; small ones go inline
@@ -51,11 +56,18 @@ struct rdma_cm_id;
 namespace weft {
 
 // The immediate of every WRITE_WITH_IMM (see the protocol above).
+// make() leaves the sequence bits 0; postWrite() fills them in.
 namespace ibimm {
 enum Kind : uint32_t { kRing = 0, kRts = 1, kCts = 2, kData = 3 };
-constexpr uint32_t kMaxCount = (1u << 30) - 1;
+constexpr uint32_t kCountBits = 21;  // ring writes <= 512 KiB, CTS and DATA <= 1 MiB
+constexpr uint32_t kSeqMask = (1u << 9) - 1;
+constexpr uint32_t kMaxCount = (1u << kCountBits) - 1;
 inline uint32_t make(Kind k, uint64_t n) { return (k << 30) | static_cast<uint32_t>(n); }
+inline uint32_t withSeq(uint32_t imm, uint32_t seq) {
+  return imm | ((seq & kSeqMask) << kCountBits);
+}
 inline Kind kind(uint32_t imm) { return static_cast<Kind>(imm >> 30); }
+inline uint32_t seq(uint32_t imm) { return (imm >> kCountBits) & kSeqMask; }
 inline uint64_t count(uint32_t imm) { return imm & kMaxCount; }
 }  // namespace ibimm
 
@@ -164,6 +176,8 @@ class IbConnection {
   uint64_t consumed_ = 0;    // ring bytes consumed from our ring
   uint64_t creditSent_ = 0;  // consumed_ as last written to the peer
   uint32_t idlePolls_ = 0;
+  uint64_t immSent_ = 0;  // WRITE_WITH_IMMs posted (their sequence numbers)
+  uint64_t immSeen_ = 0;  // WRITE_WITH_IMM completions received
   // What has arrived and is not consumed yet, in stream order: ring bytes, or
   // the rest of an RTS (bytes still to come zero-copy).
   struct Segment {
