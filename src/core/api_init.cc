@@ -292,10 +292,7 @@ extern "C" weftResult_t weftCommInitFromEnv(weftComm_t* comm) {
 extern "C" weftResult_t weftCommDestroy(weftComm_t comm) {
   clearError();
   if (comm == nullptr) return setError(weftInvalidArgument, "weftCommDestroy: comm is NULL");
-  if (!isLiveComm(comm))
-    return setError(weftInvalidArgument,
-                    "weftCommDestroy: comm is not a live communicator (double destroy?)");
-  retireComm(comm);
+  WEFT_CHECK(retireIdleComm(comm, "weftCommDestroy"));
   delete comm;  // the destructor drains the progress thread (bounded by WEFT_TIMEOUT)
   return weftSuccess;
 }

@@ -54,11 +54,12 @@ bool isLiveComm(const weftComm* comm) {
 }
 
 weftResult_t checkComm(const weftComm* comm, const char* fn) {
-  CommCall call(const_cast<weftComm*>(comm), fn);
+  CommCall call(const_cast<weftComm*>(comm), fn, /*exclusive=*/false);
   return call.status();
 }
 
-CommCall::CommCall(weftComm* comm, const char* fn) : comm_(nullptr) {
+CommCall::CommCall(weftComm* comm, const char* fn, bool exclusive)
+    : comm_(nullptr), exclusive_(exclusive) {
   std::lock_guard<std::mutex> lock(registryMu);
   if (comm == nullptr) {
     status_ = setError(weftInvalidArgument, "%s: comm is NULL", fn);
@@ -72,25 +73,68 @@ CommCall::CommCall(weftComm* comm, const char* fn) : comm_(nullptr) {
     status_ = setError(weftInvalidUsage,
                        "%s: comm was created by process %d and cannot be used from forked child %d",
                        fn, comm->ownerPid, currentPid());
+  } else if (exclusive && !comm->callerMu.try_lock()) {
+    const char* other = comm->callerFn.load();
+    status_ = setError(weftInvalidUsage,
+                       "%s: another thread is inside %s on this communicator; calls on one "
+                       "communicator must not overlap (wait for that call to return, or give each "
+                       "thread its own communicator)",
+                       fn, other != nullptr ? other : "a call");
   } else {
     status_ = weftSuccess;
     comm_ = comm;
     comm_->activeCalls.fetch_add(1);
+    if (exclusive && comm_->callerDepth++ == 0) comm_->callerFn.store(fn);
   }
 }
 
 CommCall::~CommCall() {
-  if (comm_ != nullptr) comm_->activeCalls.fetch_sub(1);
+  if (comm_ == nullptr) return;
+  if (exclusive_) {
+    {
+      std::lock_guard<std::mutex> lock(registryMu);  // destroy reads callerFn under it
+      if (--comm_->callerDepth == 0) comm_->callerFn.store(nullptr);
+    }
+    comm_->callerMu.unlock();
+  }
+  comm_->activeCalls.fetch_sub(1);  // last: after it, destroy may free the communicator
 }
+
+namespace {
+// Calls in flight notice `aborted` (or finish) and leave; bounded so that a
+// wedged call cannot make destroy hang: after the bound we leak instead.
+void waitForCallsToLeave(weftComm* comm) {
+  for (int i = 0; i < 5000 && comm->activeCalls.load() > 0; ++i) usleep(1000);
+}
+}  // namespace
 
 void retireComm(weftComm* comm) {
   {
     std::lock_guard<std::mutex> lock(registryMu);
     registry().erase(comm);
   }
-  // Calls in flight notice `aborted` (or finish) and leave; bounded so that a
-  // wedged call cannot make destroy hang: after the bound we leak instead.
-  for (int i = 0; i < 5000 && comm->activeCalls.load() > 0; ++i) usleep(1000);
+  waitForCallsToLeave(comm);
+}
+
+weftResult_t retireIdleComm(weftComm* comm, const char* fn) {
+  {
+    // One critical section with the check, so that no exclusive call can
+    // enter between it and the unregistering.
+    std::lock_guard<std::mutex> lock(registryMu);
+    if (registry().count(comm) == 0)
+      return setError(weftInvalidArgument, "%s: comm is not a live communicator (double destroy?)",
+                      fn);
+    const char* other = comm->callerFn.load();
+    if (other != nullptr)
+      return setError(weftInvalidUsage,
+                      "%s: another thread is inside %s on this communicator; destroy it after "
+                      "that call returns, or call weftCommAbort, which any thread may call at any "
+                      "time",
+                      fn, other);
+    registry().erase(comm);
+  }
+  waitForCallsToLeave(comm);
+  return weftSuccess;
 }
 
 namespace {

@@ -105,6 +105,15 @@ struct weftComm {
   // API calls inside the communicator right now; abort waits for them to leave
   // before freeing it (they leave quickly once `aborted` is set).
   std::atomic<int> activeCalls{0};
+  // The API call that owns the communicator now (a collective, point-to-point
+  // call, group end, split or shrink), so that a second thread is refused
+  // with a sentence instead of interleaving call numbers with the first (the
+  // ranks would then pair different calls). Only try_lock'ed, never waited
+  // on; recursive because a group end takes each communicator again.
+  // callerFn and callerDepth change only under callerMu and registryMu.
+  std::recursive_mutex callerMu;
+  std::atomic<const char*> callerFn{nullptr};  // nullptr: no call owns it
+  int callerDepth = 0;
 
   // The first failure that broke the communicator (peer gone, timeout); once
   // set, every later call fails with it. Guarded by failMu.
@@ -127,18 +136,25 @@ weftResult_t checkComm(const weftComm* comm, const char* fn);
 
 // Holds a communicator for the length of an API call that may block: checks it
 // like checkComm and counts the call in activeCalls, atomically with respect to
-// abort/destroy unregistering it.
+// abort/destroy unregistering it. An exclusive call (the default) also owns
+// the communicator: another thread's exclusive call meanwhile is refused with
+// weftInvalidUsage (calls on one communicator must not overlap, docs/api.md).
 class CommCall {
  public:
-  CommCall(weftComm* comm, const char* fn);
+  CommCall(weftComm* comm, const char* fn, bool exclusive = true);
   ~CommCall();
   weftResult_t status() const { return status_; }
 
  private:
   weftComm* comm_;
   weftResult_t status_;
+  bool exclusive_;
 };
 
 // Unregisters `comm` and waits (bounded) until no API call is inside it.
 void retireComm(weftComm* comm);
+// weftCommDestroy's half of it: refuses (weftInvalidUsage, naming the call)
+// while another thread's exclusive call is inside `comm`, since destroy would
+// free what that call uses; else retires it.
+weftResult_t retireIdleComm(weftComm* comm, const char* fn);
 }  // namespace weft

@@ -74,10 +74,12 @@ weftResult_t endGroup(weftRequest_t* request) {
   if (--tlsGroup.depth > 0) return weftSuccess;
   GroupState g = takeGroup();
   if (request != nullptr) *request = nullptr;
-  // Every communicator must still be alive and usable.
+  // Every communicator must still be alive and usable, and stays owned by
+  // this thread until the group has run (or been queued).
+  std::deque<CommCall> owned;  // CommCall cannot move: a deque keeps them in place
   for (weftComm* comm : g.order) {
-    CommCall guard(comm, "weftGroupEnd");
-    WEFT_CHECK(guard.status());
+    owned.emplace_back(comm, "weftGroupEnd");
+    WEFT_CHECK(owned.back().status());
   }
   // Calls on a stream first: enqueuing them never waits.
   std::vector<weftComm*> hostComms;

@@ -2,7 +2,8 @@
 //   weft-run -n N mp_collectives [--large-count C] [--huge-mib M]
 //   mpirun -np N mp_collectives --mpi [...]          (builds with MPI)
 // Each rank checks allreduce, allgather, the async forms, buffers reused at
-// once after a call, and cross-rank bitwise reproducibility against references it computes on its
+// once after a call, calls overlapping from two threads (refused), and cross-rank bitwise
+// reproducibility against references it computes on its
 // own, prints one line per failing case, and exits 1 when any rank saw a failure.
 #include <weft/weft.h>
 
@@ -76,6 +77,7 @@ int main(int argc, char** argv) {
   mp::checkAsync(job, log);
   mp::checkDeterminism(job, log);
   mp::checkReuse(job, log);
+  mp::checkOverlap(job, log);
 
   // Every rank reports the job's verdict, not only its own.
   int32_t mine = log.failures(), total = -1;

@@ -147,6 +147,7 @@ void checkAllReduce(const Job& job, Log& log);
 void checkAllGather(const Job& job, Log& log);
 void checkAsync(const Job& job, Log& log);
 void checkDeterminism(const Job& job, Log& log);
-void checkReuse(const Job& job, Log& log);  // mp_reuse.cc
+void checkReuse(const Job& job, Log& log);    // mp_reuse.cc
+void checkOverlap(const Job& job, Log& log);  // mp_overlap.cc
 
 }  // namespace mp

@@ -32,15 +32,20 @@
 
 namespace {
 
-// Names in /dev/shm. Not Python multiprocessing's semaphores (sem.mp-*): the
-// torch tests that ctest may run beside this one make and remove them, and
-// one made during a trial once failed it as "stale".
+// Names in /dev/shm, less those of programs that ctest may run beside this
+// one: Python multiprocessing's semaphores (sem.mp-*, the torch tests) and
+// Open MPI's shared-memory segments (vader_segment.*, the mpirun tests). One
+// of each, made during a trial, once failed it as "stale".
 std::set<std::string> devShm() {
+  static const char* const kForeign[] = {"sem.mp-", "vader_segment."};
   std::set<std::string> names;
   if (DIR* d = opendir("/dev/shm")) {
-    while (dirent* e = readdir(d))
-      if (e->d_name[0] != '.' && std::strncmp(e->d_name, "sem.mp-", 7) != 0)
-        names.insert(e->d_name);
+    while (dirent* e = readdir(d)) {
+      bool foreign = e->d_name[0] == '.';
+      for (const char* prefix : kForeign)
+        foreign = foreign || std::strncmp(e->d_name, prefix, std::strlen(prefix)) == 0;
+      if (!foreign) names.insert(e->d_name);
+    }
     closedir(d);
   }
   return names;
