@@ -5,11 +5,16 @@
 #include "core/call.h"
 #include "core/comm.h"
 #include "core/error.h"
+#include "core/request_handles.h"
 #include "device/stream_call.h"
 
 using namespace weft;
 
 namespace {
+
+const char* const kNotOutstanding =
+    "request is not an outstanding request of weft (completed already, through this handle or "
+    "a copy of it, or never returned by a weft*Async call)";
 
 weftResult_t submit(weftComm_t comm, const char* fn, Call call, weftStream_t stream,
                     weftRequest_t* request) {
@@ -36,7 +41,7 @@ weftResult_t submit(weftComm_t comm, const char* fn, Call call, weftStream_t str
   req->work = [comm, calls] { return executeCalls(comm, calls); };
   comm->progress.submit(req);
   if (request != nullptr) {
-    *request = req;
+    *request = handOutRequest(req);
     return weftSuccess;
   }
   ProgressThread::waitFor(req);
@@ -202,9 +207,17 @@ weftResult_t weftTest(weftRequest_t* request, int* done) {
   if (request == nullptr || *request == nullptr)
     return setError(weftInvalidArgument, "weftTest: request is NULL (already completed?)");
   if (done == nullptr) return setError(weftInvalidArgument, "weftTest: done is NULL");
-  *done = ProgressThread::isDone(*request) ? 1 : 0;
-  if (!*done) return weftSuccess;
+  *done = 0;
   weftRequest* req = *request;
+  switch (testRequestHandle(req)) {
+    case HandleState::kUnknown:
+      return setError(weftInvalidArgument, "weftTest: %s", kNotOutstanding);
+    case HandleState::kRunning:
+      return weftSuccess;
+    case HandleState::kTaken:
+      break;
+  }
+  *done = 1;
   *request = nullptr;
   return ProgressThread::finish(req);
 }
@@ -214,6 +227,8 @@ weftResult_t weftWait(weftRequest_t* request) {
   if (request == nullptr || *request == nullptr)
     return setError(weftInvalidArgument, "weftWait: request is NULL (already completed?)");
   weftRequest* req = *request;
+  if (!takeRequestHandle(req))
+    return setError(weftInvalidArgument, "weftWait: %s", kNotOutstanding);
   *request = nullptr;
   ProgressThread::waitFor(req);
   return ProgressThread::finish(req);

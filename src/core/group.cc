@@ -12,6 +12,7 @@
 #include "core/call.h"
 #include "core/comm.h"
 #include "core/error.h"
+#include "core/request_handles.h"
 #include "device/stream_group.h"
 
 using namespace weft;
@@ -103,8 +104,9 @@ weftResult_t endGroup(weftRequest_t* request) {
   if (g.order.empty() && request == nullptr) return weftSuccess;  // all on streams
   if (g.order.empty()) {                                          // an empty group: nothing to run
     if (request != nullptr) {
-      *request = new weftRequest();
-      (*request)->done.store(true);
+      auto* empty = new weftRequest();
+      empty->done.store(true);
+      *request = handOutRequest(empty);
     }
     return weftSuccess;
   }
@@ -121,7 +123,7 @@ weftResult_t endGroup(weftRequest_t* request) {
     comm->progress.submit(part);
   }
   if (request != nullptr) {
-    *request = all;
+    *request = handOutRequest(all);
     return weftSuccess;
   }
   ProgressThread::waitFor(all);
@@ -166,6 +168,8 @@ extern "C" weftResult_t weftGroupEnd(void) {
 extern "C" weftResult_t weftGroupEndAsync(weftRequest_t* request) {
   clearError();
   if (request == nullptr)
-    return setError(weftInvalidArgument, "weftGroupEndAsync: request is NULL");
+    return setError(weftInvalidArgument,
+                    "weftGroupEndAsync: request is NULL (the group stays open: call again with a "
+                    "request, or end it with weftGroupEnd)");
   return endGroup(request);
 }
