@@ -58,7 +58,7 @@ int ParseArgs(int argc, char** argv, RankLaunch* launch) {
       return 0;
     } else if (arg == "-n" || arg == "-np") {
       if (!has_next || !ParsePositiveInt(argv[++i], &launch->nranks)) {
-        std::fprintf(stderr, "weft-run: -n needs a positive number of ranks\n");
+        std::fprintf(stderr, "weft-run: -n needs a number of ranks from 1 to 65536\n");
         return 2;
       }
       have_n = true;
