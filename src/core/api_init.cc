@@ -293,21 +293,21 @@ extern "C" weftResult_t weftCommDestroy(weftComm_t comm) {
   clearError();
   if (comm == nullptr) return setError(weftInvalidArgument, "weftCommDestroy: comm is NULL");
   WEFT_CHECK(retireIdleComm(comm, "weftCommDestroy"));
-  delete comm;  // the destructor drains the progress thread (bounded by WEFT_TIMEOUT)
+  freeRetiredComm(comm, "weftCommDestroy");
   return weftSuccess;
 }
 
 extern "C" weftResult_t weftCommAbort(weftComm_t comm) {
   clearError();
   if (comm == nullptr) return setError(weftInvalidArgument, "weftCommAbort: comm is NULL");
-  if (!isLiveComm(comm))
+  // Unregistered first: of two threads aborting it at once, one frees it.
+  if (!unregisterComm(comm))
     return setError(weftInvalidArgument, "weftCommAbort: comm is not a live communicator");
   comm->aborted.store(true);
   // Wake every wait: sockets fail at once, loops see the flag within 100 ms.
   if (comm->tcp) comm->tcp->shutdownAll();
   if (comm->bootstrap) comm->bootstrap->shutdownAll();
-  retireComm(comm);
-  delete comm;
+  freeRetiredComm(comm, "weftCommAbort");
   return weftSuccess;
 }
 

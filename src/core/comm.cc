@@ -43,11 +43,6 @@ void registerComm(weftComm* comm) {
   registry().insert(comm);
 }
 
-void unregisterComm(weftComm* comm) {
-  std::lock_guard<std::mutex> lock(registryMu);
-  registry().erase(comm);
-}
-
 bool isLiveComm(const weftComm* comm) {
   std::lock_guard<std::mutex> lock(registryMu);
   return registry().count(comm) != 0;
@@ -100,20 +95,27 @@ CommCall::~CommCall() {
   comm_->activeCalls.fetch_sub(1);  // last: after it, destroy may free the communicator
 }
 
-namespace {
-// Calls in flight notice `aborted` (or finish) and leave; bounded so that a
-// wedged call cannot make destroy hang: after the bound we leak instead.
-void waitForCallsToLeave(weftComm* comm) {
-  for (int i = 0; i < 5000 && comm->activeCalls.load() > 0; ++i) usleep(1000);
+bool unregisterComm(weftComm* comm) {
+  std::lock_guard<std::mutex> lock(registryMu);
+  return registry().erase(comm) == 1;
 }
-}  // namespace
 
-void retireComm(weftComm* comm) {
-  {
-    std::lock_guard<std::mutex> lock(registryMu);
-    registry().erase(comm);
+// Calls in flight notice `aborted` (or finish) and leave; bounded so that a
+// wedged call cannot make destroy or abort hang.
+bool waitForCallsToLeave(weftComm* comm) {
+  for (int i = 0; i < 5000 && comm->activeCalls.load() > 0; ++i) usleep(1000);
+  return comm->activeCalls.load() == 0;
+}
+
+void freeRetiredComm(weftComm* comm, const char* fn) {
+  if (waitForCallsToLeave(comm)) {
+    delete comm;  // the destructor drains the progress thread (bounded by WEFT_TIMEOUT)
+    return;
   }
-  waitForCallsToLeave(comm);
+  WEFT_WARN(INIT,
+            "%s: an API call was still inside the communicator 5 s after it was retired; its "
+            "memory is left allocated rather than freed under that call",
+            fn);
 }
 
 weftResult_t retireIdleComm(weftComm* comm, const char* fn) {
@@ -133,7 +135,6 @@ weftResult_t retireIdleComm(weftComm* comm, const char* fn) {
                       fn, other);
     registry().erase(comm);
   }
-  waitForCallsToLeave(comm);
   return weftSuccess;
 }
 

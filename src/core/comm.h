@@ -129,7 +129,6 @@ namespace weft {
 // Live-communicator registry: lets every call reject a destroyed or bogus handle
 // with a sentence instead of touching freed memory.
 void registerComm(weftComm* comm);
-void unregisterComm(weftComm* comm);
 bool isLiveComm(const weftComm* comm);
 // Validates `comm` for an API call named `fn`: live, not aborted, same process.
 weftResult_t checkComm(const weftComm* comm, const char* fn);
@@ -151,10 +150,16 @@ class CommCall {
   bool exclusive_;
 };
 
-// Unregisters `comm` and waits (bounded) until no API call is inside it.
-void retireComm(weftComm* comm);
-// weftCommDestroy's half of it: refuses (weftInvalidUsage, naming the call)
+// Unregisters `comm` if it is live; false if it is not (destroyed, aborted or
+// never created). Check and removal are one critical section, so of two
+// threads retiring one communicator at once exactly one gets true.
+bool unregisterComm(weftComm* comm);
+// weftCommDestroy's unregistering: refuses (weftInvalidUsage, naming the call)
 // while another thread's exclusive call is inside `comm`, since destroy would
-// free what that call uses; else retires it.
+// free what that call uses; weftInvalidArgument if `comm` is not live.
 weftResult_t retireIdleComm(weftComm* comm, const char* fn);
+// Frees an unregistered communicator once no API call is inside it (waiting at
+// most 5 s); a call still inside after that (wedged) keeps it allocated, with
+// a WARN naming `fn`, rather than freeing it under that call.
+void freeRetiredComm(weftComm* comm, const char* fn);
 }  // namespace weft

@@ -1,7 +1,8 @@
 // Checks weftCommAbort from another thread while a rank is blocked in a
 // collective whose peers never call it (the hang a fault-tolerant framework
 // must break): abort must return within 1 s, and the blocked call (blocking
-// form, or weftWait on the async form) must return an error soon after.
+// form, or weftWait on the async form) must return an error soon after; and
+// two threads retiring one communicator at once free it once.
 #include <gtest/gtest.h>
 #include <weft/weft.h>
 
@@ -147,6 +148,36 @@ TEST_F(CommAbort, AbortIdleCommIsQuickAndPeersFail) {
     weftResult_t async = weftSuccess;
     EXPECT_EQ(weftCommGetAsyncError(comms_[r], &async), weftSuccess);
     EXPECT_EQ(async, c.result) << "rank " << r;
+  }
+}
+
+// Two threads abort (or one aborts, one destroys) one communicator at once:
+// exactly one frees it, the other is told it is not live (the sanitizer tiers
+// would see a double free).
+TEST(CommAbortRace, ExactlyOneOfTwoRetirersFreesTheCommunicator) {
+  for (int round = 0; round < 200; ++round) {
+    weftUniqueId id;
+    weftComm_t comm = nullptr;
+    ASSERT_EQ(weftGetUniqueId(&id), weftSuccess);
+    ASSERT_EQ(weftCommInitRank(&comm, 1, id, 0), weftSuccess) << weftGetLastError(nullptr);
+    std::atomic<int> ready{0}, freed{0}, refused{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 2; ++t)
+      threads.emplace_back([&, t] {
+        ready.fetch_add(1);
+        while (ready.load() < 2) {
+        }
+        const bool destroy = t == 1 && round % 2 == 1;
+        weftResult_t r = destroy ? weftCommDestroy(comm) : weftCommAbort(comm);
+        if (r == weftSuccess)
+          freed.fetch_add(1);
+        else if (r == weftInvalidArgument &&
+                 std::string(weftGetLastError(nullptr)).find("not a live") != std::string::npos)
+          refused.fetch_add(1);
+      });
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(freed.load(), 1) << "round " << round;
+    EXPECT_EQ(refused.load(), 1) << "round " << round;
   }
 }
 
