@@ -86,10 +86,10 @@ CommCall::CommCall(weftComm* comm, const char* fn, bool exclusive)
 CommCall::~CommCall() {
   if (comm_ == nullptr) return;
   if (exclusive_) {
-    {
-      std::lock_guard<std::mutex> lock(registryMu);  // destroy reads callerFn under it
-      if (--comm_->callerDepth == 0) comm_->callerFn.store(nullptr);
-    }
+    // No registryMu here: only this thread (holding callerMu) touches
+    // callerDepth, and a destroy that still sees callerFn set while we leave is
+    // refused, which is right for a destroy racing the end of a call.
+    if (--comm_->callerDepth == 0) comm_->callerFn.store(nullptr);
     comm_->callerMu.unlock();
   }
   comm_->activeCalls.fetch_sub(1);  // last: after it, destroy may free the communicator

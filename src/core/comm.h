@@ -110,7 +110,9 @@ struct weftComm {
   // with a sentence instead of interleaving call numbers with the first (the
   // ranks would then pair different calls). Only try_lock'ed, never waited
   // on; recursive because a group end takes each communicator again.
-  // callerFn and callerDepth change only under callerMu and registryMu.
+  // callerDepth is touched only by the thread holding callerMu. callerFn is
+  // set under registryMu as well, so that destroy's check of it and a call
+  // entering exclude each other; the owner clears it before releasing callerMu.
   std::recursive_mutex callerMu;
   std::atomic<const char*> callerFn{nullptr};  // nullptr: no call owns it
   int callerDepth = 0;

@@ -54,7 +54,7 @@ weftResult_t enqueueStreamParts(const std::vector<weftComm*>& comms,
   for (weftComm* comm : comms) {
     held.emplace_back(comm, "weftGroupEnd");
     r = held.back().status();
-    if (r != weftSuccess) {  // destroyed or aborted by another thread meanwhile
+    if (r != weftSuccess) {  // aborted by another thread meanwhile (destroy is refused)
       held.pop_back();
       break;
     }
@@ -111,9 +111,7 @@ weftResult_t endGroup(weftRequest_t* request) {
     return weftSuccess;
   }
   if (request == nullptr && g.order.size() == 1 && g.order[0]->progress.idle()) {
-    weftComm* comm = g.order[0];
-    CommCall guard(comm, "weftGroupEnd");
-    WEFT_CHECK(guard.status());
+    weftComm* comm = g.order[0];  // held by `owned` since the start
     return executeCalls(comm, g.calls[comm]);
   }
   auto* all = new weftRequest();
