@@ -37,6 +37,7 @@ struct CommConfig {
   size_t chunkBytes = 256 << 10;
   bool chunkForced = false;  // WEFT_CHUNK set: the tuner keeps it
   int nstreams = 1;
+  bool socketPerDirection = true;    // WEFT_SOCKET_PER_DIRECTION
   size_t spliceMin = 64 << 10;       // WEFT_SOCKET_SPLICE (0: off)
   size_t spliceMaxCall = 512 << 10;  // WEFT_SOCKET_SPLICE_MAX
   double timeoutSec = 300;

@@ -20,8 +20,11 @@ const std::vector<ConfigVar>& configVars() {
        "Interfaces for sockets: prefixes, '=' exact, '^' excludes (NCCL syntax)."},
       {"WEFT_SOCKET_FAMILY", "", "Force AF_INET or AF_INET6 for sockets."},
       {"WEFT_SOCKET_NSTREAMS", "1",
-       "TCP connections per peer pair; chunks are striped over them (more help on high-latency "
-       "links)."},
+       "TCP streams per peer pair (each one connection per direction, or one in all); chunks "
+       "are striped over them (more help on high-latency links)."},
+      {"WEFT_SOCKET_PER_DIRECTION", "1",
+       "1: each TCP stream is two connections, one per direction, so a rank's sends never "
+       "delay its receives; 0: one connection carries both (half the descriptors)."},
       {"WEFT_SOCKET_SPLICE", "64K",
        "Smallest TCP send passed by reference (vmsplice+splice, no send-side copy) where the "
        "schedule keeps the bytes unchanged until the peer read them; 0 turns it off."},
@@ -120,6 +123,7 @@ const std::vector<JobWideVar>& jobWideVars() {
   // results (WEFT_CHECK_CALLS=0 on one rank did). Checked at init.
   static const std::vector<JobWideVar>& vars = *new std::vector<JobWideVar>{
       {"WEFT_SOCKET_NSTREAMS", false},
+      {"WEFT_SOCKET_PER_DIRECTION", false},
       {"WEFT_CHUNK", true},  // set or unset matters: unset, the tuner picks
       {"WEFT_ALGO", false},
       {"WEFT_TUNE_NET", false},

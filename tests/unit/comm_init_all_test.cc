@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 #include <weft/weft.h>
 
+#include "core/fd_limit.h"
+
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -78,6 +81,46 @@ TEST(CommInitAll, OneRank) {
   EXPECT_EQ(weftAllReduce(&x, &y, 1, weftDouble, weftProd, comm, nullptr), weftSuccess);
   EXPECT_EQ(y, 2.5);
   EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+}
+
+// Three ranks over TCP (shared memory off), once per socket layout: each must
+// give right results, and the mesh must hold the sockets the layout promises:
+// per peer and stream, one connection each way by default, one in all with
+// WEFT_SOCKET_PER_DIRECTION=0. Counted as this process's new descriptors
+// during init, so the bootstrap's own (the same in every layout) cancel out.
+TEST(CommInitAll, TcpStreamsHaveOneConnectionPerDirectionUnlessTurnedOff) {
+  struct Layout {
+    const char* perDirection;
+    const char* nstreams;
+    long meshPerRank;  // sockets to the 2 peers
+  };
+  const Layout layouts[] = {{"1", "1", 4}, {"0", "1", 2}, {"1", "2", 8}, {"0", "3", 6}};
+  setenv("WEFT_SHM_DISABLE", "1", 1);
+  long opened[4] = {0, 0, 0, 0};
+  for (int l = 0; l < 4; ++l) {
+    setenv("WEFT_SOCKET_PER_DIRECTION", layouts[l].perDirection, 1);
+    setenv("WEFT_SOCKET_NSTREAMS", layouts[l].nstreams, 1);
+    const long before = static_cast<long>(weft::openFdCount());
+    weftComm_t comms[kRanks] = {nullptr, nullptr, nullptr};
+    ASSERT_EQ(weftCommInitAll(comms, kRanks, nullptr), weftSuccess) << weftGetLastError(nullptr);
+    opened[l] = static_cast<long>(weft::openFdCount()) - before;
+    std::string errors[kRanks];
+    std::vector<std::thread> threads;
+    for (int r = 0; r < kRanks; ++r)
+      threads.emplace_back([&, r] { errors[r] = runRank(comms[r]); });
+    for (auto& t : threads) t.join();
+    for (int r = 0; r < kRanks; ++r) {
+      EXPECT_EQ(errors[r], "") << "layout " << l << " rank " << r;
+      EXPECT_EQ(weftCommDestroy(comms[r]), weftSuccess) << weftGetLastError(nullptr);
+    }
+  }
+  unsetenv("WEFT_SOCKET_PER_DIRECTION");
+  unsetenv("WEFT_SOCKET_NSTREAMS");
+  unsetenv("WEFT_SHM_DISABLE");
+  // Each process-wide socket of the mesh is one descriptor: both ends live here.
+  for (int l = 1; l < 4; ++l)
+    EXPECT_EQ(opened[l] - opened[0], kRanks * (layouts[l].meshPerRank - layouts[0].meshPerRank))
+        << "layout " << l << ": " << opened[l] << " descriptors against " << opened[0];
 }
 
 }  // namespace

@@ -82,30 +82,43 @@ void TcpTransport::shutdownAll() {
       if (fd >= 0) shutdown(fd, SHUT_RDWR);
 }
 
-weftResult_t TcpTransport::connectAll(Bootstrap& bs, int nstreams, size_t spliceMin) {
+weftResult_t TcpTransport::connectAll(Bootstrap& bs, int nstreams, size_t spliceMin,
+                                      bool perDirection) {
   int n = bs.nranks(), me = bs.rank();
   nstreams_ = nstreams;
-  fds_.assign(n, std::vector<int>(nstreams, -1));
+  ways_ = perDirection ? 2 : 1;
+  const int perPeer = nstreams * ways_;
+  fds_.assign(n, std::vector<int>(perPeer, -1));
+  inbound_.assign(n, 0);
+  outbound_.assign(n, 0);
+  for (int p = 0; p < n; ++p) {
+    if (ways_ == 1 || p == me) continue;
+    outbound_[p] = me < p ? 0 : 1;
+    inbound_[p] = 1 - outbound_[p];
+  }
   // The lower rank of each pair connects, the higher accepts; all connects go
   // first, and they complete against the listener's backlog, so no pair waits
-  // on another and the order of peers does not matter.
+  // on another and the order of peers does not matter. Connection i of a pair
+  // has tag base + i on both sides, so both agree which is which.
   for (int p = me + 1; p < n; ++p)
-    for (int s = 0; s < nstreams; ++s)
-      WEFT_CHECK(bs.connectPeer(p, kTagTransportBase + s, &fds_[p][s]));
+    for (int i = 0; i < perPeer; ++i)
+      WEFT_CHECK(bs.connectPeer(p, kTagTransportBase + i, &fds_[p][i]));
   for (int p = 0; p < me; ++p)
-    for (int s = 0; s < nstreams; ++s)
-      WEFT_CHECK(bs.acceptPeer(p, kTagTransportBase + s, &fds_[p][s]));
+    for (int i = 0; i < perPeer; ++i)
+      WEFT_CHECK(bs.acceptPeer(p, kTagTransportBase + i, &fds_[p][i]));
   send_.resize(n);
   recv_.resize(n);
   for (int p = 0; p < n; ++p) {
     if (p == me) continue;
     for (int s = 0; s < nstreams; ++s) {
       std::string name = bs.peerName(p);
-      send_[p].push_back(std::make_unique<TcpChannel>(fds_[p][s], name, spliceMin));
-      recv_[p].push_back(std::make_unique<TcpChannel>(fds_[p][s], name));
+      send_[p].push_back(
+          std::make_unique<TcpChannel>(fds_[p][s * ways_ + outbound_[p]], name, spliceMin));
+      recv_[p].push_back(std::make_unique<TcpChannel>(fds_[p][s * ways_ + inbound_[p]], name));
     }
   }
-  WEFT_INFO(NET, "rank %d: TCP mesh up, %d stream(s) per peer", me, nstreams);
+  WEFT_INFO(NET, "rank %d: TCP mesh up, %d stream(s) per peer, %d connection(s) each", me, nstreams,
+            ways_);
   return weftSuccess;
 }
 

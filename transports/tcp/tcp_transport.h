@@ -1,6 +1,12 @@
 // TCP transport: a full mesh of non-blocking TCP_NODELAY sockets, `nstreams`
-// per peer pair, opened through the bootstrap's authenticated connections. A
-// socket is bidirectional, so each carries one send and one receive channel.
+// per peer pair, opened through the bootstrap's authenticated connections.
+// By default each stream is two connections, one per direction: a sendmsg()
+// holds its socket's lock while it copies, and data arriving for that socket
+// meanwhile waits in the socket's backlog, so one connection carrying both
+// directions made each rank's sends delay its own receives (2-rank loopback
+// allreduce of 1-16 MiB ran 1.2-1.5x slower that way). With one connection
+// per stream (WEFT_SOCKET_PER_DIRECTION=0, half the descriptors) it carries
+// both the stream's send and receive channel.
 // Chunks are striped over the streams by the executor for bandwidth. The
 // kernel's send-buffer autotuning is left alone (fixing SO_SNDBUF is what
 // makes Gloo stall on delayed ACKs; see shared/peers/RESULTS.md, finding 4).
@@ -52,18 +58,26 @@ class TcpChannel : public Channel {
 class TcpTransport : public ChannelTable {
  public:
   ~TcpTransport() override;
-  // spliceMin: WEFT_SOCKET_SPLICE, the smallest send passed by reference.
-  weftResult_t connectAll(Bootstrap& bootstrap, int nstreams, size_t spliceMin = 0);
+  // spliceMin: WEFT_SOCKET_SPLICE, the smallest send passed by reference;
+  // perDirection: two connections per stream (one each way) instead of one.
+  weftResult_t connectAll(Bootstrap& bootstrap, int nstreams, size_t spliceMin = 0,
+                          bool perDirection = true);
   int nstreams() const override { return nstreams_; }
   Channel* sendChannel(int peer, int stream) override { return send_[peer][stream].get(); }
   Channel* recvChannel(int peer, int stream) override { return recv_[peer][stream].get(); }
-  int socketFd(int peer, int stream) const { return fds_[peer][stream]; }
+  // The connection `peer` sends this rank `stream`'s data on. Other
+  // transports watch it for the peer's end of file (its death).
+  int socketFd(int peer, int stream) const { return fds_[peer][stream * ways_ + inbound_[peer]]; }
   // Unblocks every pending operation with an error (abort).
   void shutdownAll();
 
  private:
   int nstreams_ = 0;
-  std::vector<std::vector<int>> fds_;  // [peer][stream]
+  int ways_ = 1;  // connections per stream: 2 with one per direction
+  // [peer][stream * ways_ + d]; with two ways, d = 0 carries the lower rank's
+  // data to the higher one, d = 1 the other way.
+  std::vector<std::vector<int>> fds_;
+  std::vector<int> inbound_, outbound_;  // [peer]: the d this rank receives / sends on
   std::vector<std::vector<std::unique_ptr<TcpChannel>>> send_, recv_;
 };
 
