@@ -32,7 +32,7 @@ struct CollContext {
   ChannelTable* channels = nullptr;
   char* staging = nullptr;  // touched once at init: no page faults in the steady state
   size_t stagingBytes = 0;
-  size_t chunkBytes = 256 << 10;  // ring pipeline chunk
+  size_t chunkBytes = 512 << 10;  // ring pipeline chunk
   size_t slotBytes = 0;           // one staging slot per stream (chunkBytes + slack)
   // Largest call whose provably stable sends are offered for sending by
   // reference (FlowItem::stable; WEFT_SOCKET_SPLICE_MAX, 0: never).

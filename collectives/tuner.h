@@ -62,7 +62,7 @@ class Tuner {
   int streamsFor(size_t segmentBytes, size_t chunk) const;
   const CommTopo* topo_ = nullptr;
   LinkModel intra_, inter_;
-  size_t maxChunk_ = 256 << 10;
+  size_t maxChunk_ = 512 << 10;
   int maxStreams_ = 1;
   size_t oneshotStaging_ = 0;
 };

@@ -34,7 +34,7 @@ enum class Algo { kAuto, kRing, kOneshot, kTree, kHier };
 struct CommConfig {
   Algo algo = Algo::kAuto;
   size_t oneshotMax = 64 << 10;
-  size_t chunkBytes = 256 << 10;
+  size_t chunkBytes = 512 << 10;
   bool chunkForced = false;  // WEFT_CHUNK set: the tuner keeps it
   int nstreams = 1;
   bool socketPerDirection = true;    // WEFT_SOCKET_PER_DIRECTION

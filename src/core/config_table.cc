@@ -31,7 +31,7 @@ const std::vector<ConfigVar>& configVars() {
       {"WEFT_SOCKET_SPLICE_MAX", "512K",
        "Largest call sent by reference: above it the peer reads the sender's pages from "
        "further out in the memory hierarchy, which costs more than the copy saved."},
-      {"WEFT_CHUNK", "256K",
+      {"WEFT_CHUNK", "512K",
        "Bytes per pipelined chunk (K/M suffixes); unset, the tuner picks up to this much."},
       {"WEFT_ALGO", "auto",
        "Force an algorithm: auto (the tuner), ring (pipelined ring/chain), oneshot (one round), "

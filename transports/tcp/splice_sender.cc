@@ -16,7 +16,7 @@
 namespace weft {
 namespace {
 
-// A pipe this large holds a whole default chunk (256 KiB) with room for a
+// A pipe this large holds a whole default chunk (512 KiB) with room for a
 // misaligned first and last page; 1 MiB is also the default pipe-max-size,
 // which an unprivileged process may ask for.
 constexpr int kPipeBytes = 1 << 20;
