@@ -9,6 +9,11 @@
 // leaves with its header in one send (one TCP segment: the check then costs
 // the receiver one extra read, no extra wait).
 // Received headers are compared before any data behind them is read.
+// The header table (CallCheck::channels) may differ from the plan's: over TCP
+// a large call sends the higher rank's data on a second connection while its
+// header stays on the first (tcp_transport.h), so that flow becomes a
+// header-only one, and data on the second connection may be read before the
+// header on the first; a mismatch then still fails the call, with the sentence.
 #pragma once
 
 #include <string>

@@ -1,7 +1,9 @@
 // The channel table a communicator hands its collectives: for each peer, the
 // best transport that reaches it (shared memory on the same node, else verbs
 // when every rank has an RDMA device, else TCP), per DESIGN.md's selection
-// order.
+// order. A table made for headers asks TCP for its small-call channels
+// whatever the call's mode (tcp_transport.h: call headers always share one
+// connection per stream).
 #pragma once
 
 #include "transports/channel.h"
@@ -13,17 +15,17 @@ namespace weft {
 
 class PeerChannels : public ChannelTable {
  public:
-  PeerChannels(TcpTransport* tcp, ShmTransport* shm, IbTransport* ib)
-      : tcp_(tcp), shm_(shm), ib_(ib) {}
+  PeerChannels(TcpTransport* tcp, ShmTransport* shm, IbTransport* ib, bool headers = false)
+      : tcp_(tcp), shm_(shm), ib_(ib), headers_(headers) {}
   Channel* sendChannel(int peer, int stream) override {
     if (shm_ && shm_->reaches(peer)) return shm_->sendChannel(peer, stream);
     if (ib_ && ib_->reaches(peer)) return ib_->sendChannel(peer, stream);
-    return tcp_->sendChannel(peer, stream);
+    return headers_ ? tcp_->sendChannelSmall(peer, stream) : tcp_->sendChannel(peer, stream);
   }
   Channel* recvChannel(int peer, int stream) override {
     if (shm_ && shm_->reaches(peer)) return shm_->recvChannel(peer, stream);
     if (ib_ && ib_->reaches(peer)) return ib_->recvChannel(peer, stream);
-    return tcp_->recvChannel(peer, stream);
+    return headers_ ? tcp_->recvChannelSmall(peer, stream) : tcp_->recvChannel(peer, stream);
   }
   int nstreams() const override { return tcp_->nstreams(); }
   Doorbell* doorbell() override { return shm_ ? shm_->doorbell() : nullptr; }
@@ -32,6 +34,7 @@ class PeerChannels : public ChannelTable {
   TcpTransport* tcp_;
   ShmTransport* shm_;
   IbTransport* ib_;
+  bool headers_;
 };
 
 }  // namespace weft

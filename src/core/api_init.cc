@@ -59,7 +59,7 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
   logSetRank(rank);
   WEFT_CHECK(readCommConfig(&c->config));
   const std::string who = "a rank of a " + std::to_string(nranks) + "-rank job";
-  const size_t mesh = meshSockets(nranks, c->config.nstreams, c->config.socketPerDirection);
+  const size_t mesh = meshSockets(nranks, c->config.nstreams, c->config.bulkMin > 0);
   WEFT_CHECK(ensureFdRoom(mesh, mesh + kFdsBesideMesh, who.c_str()));
   c->bootstrap = std::make_unique<Bootstrap>();
   WEFT_CHECK(c->bootstrap->init(id, rank, nranks, &c->aborted));
@@ -68,7 +68,7 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
   c->tcp = std::make_unique<TcpTransport>();
   if (nranks > 1)
     WEFT_CHECK(c->tcp->connectAll(*c->bootstrap, c->config.nstreams, c->config.spliceMin,
-                                  c->config.socketPerDirection));
+                                  c->config.bulkMin > 0));
   if (nranks > 1 && c->config.shmEnabled) {
     c->shm = std::make_unique<ShmTransport>();
     size_t fifo = c->config.shmFifoBytes;
@@ -109,6 +109,7 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
   }
 #endif
   c->channels = std::make_unique<PeerChannels>(c->tcp.get(), c->shm.get(), c->ib.get());
+  c->headerChannels = std::make_unique<PeerChannels>(c->tcp.get(), c->shm.get(), c->ib.get(), true);
   if (c->shm && c->shm->localRanks() == nranks)
     c->board = std::make_unique<LocalBoard>(c->shm.get(), rank, nranks);
   WEFT_CHECK(allocStaging(c));
@@ -127,7 +128,7 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
   ctx.run.spinUs = c->config.spinUs;
   c->check.rank = rank;
   c->check.nranks = nranks;
-  c->check.channels = c->channels.get();
+  c->check.channels = c->headerChannels.get();
   ctx.run.check = &c->check;
   if (c->board) {
     c->copy = std::make_unique<LocalCopy>();
@@ -253,7 +254,7 @@ extern "C" weftResult_t weftCommInitAll(weftComm_t* comms, int ndev, const int* 
   WEFT_CHECK(readCommConfig(&config));
   const std::string who = "weftCommInitAll of " + std::to_string(ndev) + " ranks";
   const size_t mesh =
-      static_cast<size_t>(ndev) * meshSockets(ndev, config.nstreams, config.socketPerDirection);
+      static_cast<size_t>(ndev) * meshSockets(ndev, config.nstreams, config.bulkMin > 0);
   WEFT_CHECK(
       ensureFdRoom(mesh, mesh + static_cast<size_t>(ndev) * (kFdsBesideMesh + 1), who.c_str()));
   weftUniqueId id;

@@ -37,7 +37,7 @@ struct CommConfig {
   size_t chunkBytes = 512 << 10;
   bool chunkForced = false;  // WEFT_CHUNK set: the tuner keeps it
   int nstreams = 1;
-  bool socketPerDirection = true;    // WEFT_SOCKET_PER_DIRECTION
+  size_t bulkMin = 64 << 10;         // WEFT_SOCKET_PER_DIRECTION (0: no connection B)
   size_t spliceMin = 64 << 10;       // WEFT_SOCKET_SPLICE (0: off)
   size_t spliceMaxCall = 512 << 10;  // WEFT_SOCKET_SPLICE_MAX
   double timeoutSec = 300;
@@ -82,8 +82,9 @@ struct weftComm {
   std::unique_ptr<weft::IbTransport> ib;    // null without verbs (built or found)
   std::unique_ptr<weft::ShmTransport> shm;  // null when no peer shares our node or disabled
   std::unique_ptr<weft::PeerChannels> channels;
-  std::unique_ptr<weft::LocalBoard> board;  // set when every rank shares our node
-  std::unique_ptr<weft::LocalCopy> copy;    // single-copy path, when the board is set and CMA works
+  std::unique_ptr<weft::PeerChannels> headerChannels;  // call headers: TCP's small-call channels
+  std::unique_ptr<weft::LocalBoard> board;             // set when every rank shares our node
+  std::unique_ptr<weft::LocalCopy> copy;  // single-copy path, when the board is set and CMA works
   char* staging = nullptr;
   size_t stagingBytes = 0;
   weft::Scratch scratch;

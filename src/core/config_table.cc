@@ -22,9 +22,11 @@ const std::vector<ConfigVar>& configVars() {
       {"WEFT_SOCKET_NSTREAMS", "1",
        "TCP streams per peer pair (each one connection per direction, or one in all); chunks "
        "are striped over them (more help on high-latency links)."},
-      {"WEFT_SOCKET_PER_DIRECTION", "1",
-       "1: each TCP stream is two connections, one per direction, so a rank's sends never "
-       "delay its receives; 0: one connection carries both (half the descriptors)."},
+      {"WEFT_SOCKET_PER_DIRECTION", "64K",
+       "Smallest collective (bytes per rank) whose data goes over TCP on one connection per "
+       "direction, so a rank's sends never delay its receives; smaller calls, point-to-point "
+       "calls and call headers share one connection, where replies carry the ACKs. 0: one "
+       "connection per stream only (half the descriptors)."},
       {"WEFT_SOCKET_SPLICE", "64K",
        "Smallest TCP send passed by reference (vmsplice+splice, no send-side copy) where the "
        "schedule keeps the bytes unchanged until the peer read them; 0 turns it off."},

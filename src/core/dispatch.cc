@@ -58,7 +58,8 @@ std::string describeCall(const Call& c) {
 
 namespace {
 
-weftResult_t runCollective(weftComm* comm, const Call& call) {
+// Runs one collective; see runCollective.
+weftResult_t runCollectiveOn(weftComm* comm, const Call& call) {
   CollContext& ctx = comm->ctx;
   const CollArgs& a = call.args;
   const size_t bytes = a.count * datatypeSize(a.datatype);
@@ -152,6 +153,20 @@ void armCallCheck(weftComm* comm, const Call& call) {
   h.seq = ++comm->collSeq;
   h.count = call.args.count;
   comm->check.pending = true;
+}
+
+// A call of at least WEFT_SOCKET_PER_DIRECTION bytes per rank runs in TCP's
+// bulk mode (tcp_transport.h). Every rank picks alike: the size is the call's
+// count and datatype, which the call header checks. Headers stay on the
+// small-call channels either way (headerChannels), so ranks that disagree
+// about the size still meet on one byte stream and see the mismatch.
+weftResult_t runCollective(weftComm* comm, const Call& call) {
+  const size_t bytes = call.args.count * datatypeSize(call.args.datatype);
+  const size_t bulkMin = comm->config.bulkMin;
+  comm->tcp->setBulk(bulkMin > 0 && bytes >= bulkMin);
+  const weftResult_t r = runCollectiveOn(comm, call);
+  comm->tcp->setBulk(false);
+  return r;
 }
 
 weftResult_t exchangeHeaderOnly(weftComm* comm) {

@@ -74,6 +74,15 @@ std::vector<Case> cases() {
        [big](weftComm_t c, int r, int) {
          return allreduce(c, r == 1 ? big : 4, weftFloat32, weftSum);
        }},
+      // Over TCP a call of 64 KiB or more sends the higher rank's data on a
+      // second connection (WEFT_SOCKET_PER_DIRECTION); the headers must still
+      // meet. Root = the highest rank, so every receiver is the lower rank
+      // of its pair: the one that reads the second connection in large calls.
+      {"broadcast count small vs large, last root",
+       [big](weftComm_t c, int r, int n) {
+         std::vector<char> b = buf(big * 4);
+         return weftBroadcast(b.data(), b.data(), r == 0 ? 4 : big, weftFloat32, n - 1, c, nullptr);
+       }},
       {"datatype", [](weftComm_t c, int r,
                       int) { return allreduce(c, 4, r == 1 ? weftInt32 : weftFloat32, weftSum); }},
       {"op", [](weftComm_t c, int r,

@@ -177,7 +177,7 @@ TEST(ReadCommConfig, DefaultsAndBadValues) {
   EXPECT_EQ(cfg.spliceMin, 64u << 10);
   EXPECT_EQ(cfg.spliceMaxCall, 512u << 10);
   EXPECT_EQ(cfg.nstreams, 1);
-  EXPECT_TRUE(cfg.socketPerDirection);
+  EXPECT_EQ(cfg.bulkMin, 64u << 10);
   struct Case {
     const char* name;
     const char* value;
@@ -192,7 +192,8 @@ TEST(ReadCommConfig, DefaultsAndBadValues) {
       {"WEFT_SHM_FIFO", "1K", "WEFT_SHM_FIFO=1K: expected a size from 4K to 1G"},
       {"WEFT_IB_QPS_PER_CONNECTION", "0", "WEFT_IB_QPS_PER_CONNECTION=0: expected 1 to 16"},
       {"WEFT_IB_RDMACM", "yes", "WEFT_IB_RDMACM=yes: expected 0 or 1"},
-      {"WEFT_SOCKET_PER_DIRECTION", "2", "WEFT_SOCKET_PER_DIRECTION=2: expected 0 or 1"},
+      {"WEFT_SOCKET_PER_DIRECTION", "lots",
+       "WEFT_SOCKET_PER_DIRECTION=lots: expected 0 (off) or a size"},
       {"WEFT_GPU_RING", "2", "WEFT_GPU_RING=2: expected 0 or 1"},
       {"WEFT_MAX_CTAS", "0", "WEFT_MAX_CTAS=0: expected 1 to"},
   };

@@ -89,13 +89,6 @@ weftResult_t TcpTransport::connectAll(Bootstrap& bs, int nstreams, size_t splice
   ways_ = perDirection ? 2 : 1;
   const int perPeer = nstreams * ways_;
   fds_.assign(n, std::vector<int>(perPeer, -1));
-  inbound_.assign(n, 0);
-  outbound_.assign(n, 0);
-  for (int p = 0; p < n; ++p) {
-    if (ways_ == 1 || p == me) continue;
-    outbound_[p] = me < p ? 0 : 1;
-    inbound_[p] = 1 - outbound_[p];
-  }
   // The lower rank of each pair connects, the higher accepts; all connects go
   // first, and they complete against the listener's backlog, so no pair waits
   // on another and the order of peers does not matter. Connection i of a pair
@@ -106,15 +99,27 @@ weftResult_t TcpTransport::connectAll(Bootstrap& bs, int nstreams, size_t splice
   for (int p = 0; p < me; ++p)
     for (int i = 0; i < perPeer; ++i)
       WEFT_CHECK(bs.acceptPeer(p, kTagTransportBase + i, &fds_[p][i]));
-  send_.resize(n);
-  recv_.resize(n);
+  streams_.assign(n, std::vector<Stream>(nstreams));
   for (int p = 0; p < n; ++p) {
     if (p == me) continue;
+    const std::string name = bs.peerName(p);
     for (int s = 0; s < nstreams; ++s) {
-      std::string name = bs.peerName(p);
-      send_[p].push_back(
-          std::make_unique<TcpChannel>(fds_[p][s * ways_ + outbound_[p]], name, spliceMin));
-      recv_[p].push_back(std::make_unique<TcpChannel>(fds_[p][s * ways_ + inbound_[p]], name));
+      Stream& st = streams_[p][s];
+      const int a = fds_[p][s * ways_];
+      owned_.push_back(std::make_unique<TcpChannel>(a, name, spliceMin));
+      st.send[0] = st.send[1] = owned_.back().get();
+      owned_.push_back(std::make_unique<TcpChannel>(a, name));
+      st.recv[0] = st.recv[1] = owned_.back().get();
+      if (ways_ == 1) continue;
+      // B carries the higher rank's bulk data: its send, the lower rank's receive.
+      const int b = fds_[p][s * ways_ + 1];
+      if (me > p) {
+        owned_.push_back(std::make_unique<TcpChannel>(b, name, spliceMin));
+        st.send[1] = owned_.back().get();
+      } else {
+        owned_.push_back(std::make_unique<TcpChannel>(b, name));
+        st.recv[1] = owned_.back().get();
+      }
     }
   }
   WEFT_INFO(NET, "rank %d: TCP mesh up, %d stream(s) per peer, %d connection(s) each", me, nstreams,

@@ -1,12 +1,18 @@
 // TCP transport: a full mesh of non-blocking TCP_NODELAY sockets, `nstreams`
 // per peer pair, opened through the bootstrap's authenticated connections.
-// By default each stream is two connections, one per direction: a sendmsg()
-// holds its socket's lock while it copies, and data arriving for that socket
-// meanwhile waits in the socket's backlog, so one connection carrying both
-// directions made each rank's sends delay its own receives (2-rank loopback
-// allreduce of 1-16 MiB ran 1.2-1.5x slower that way). With one connection
-// per stream (WEFT_SOCKET_PER_DIRECTION=0, half the descriptors) it carries
-// both the stream's send and receive channel.
+// Each stream has a first connection A, which carries both directions, and by
+// default a second one B, which carries the higher rank's data to the lower
+// one in large calls ("bulk" mode, set per call). Why two: a sendmsg() holds
+// its socket's lock while it copies, and data arriving for that socket
+// meanwhile waits in the socket's backlog, so with one connection each rank's
+// sends delayed its own receives (2-rank loopback allreduce of 1-8 MiB ran
+// 1.1-1.6x slower). Why not always: data one way only is answered by pure
+// ACKs, which on one shared connection ride on the reply; small calls over
+// one connection per direction took 1.3-1.7 us longer (of 4). So small calls,
+// point-to-point calls and every call header stay on A; headers on A also keep
+// ranks that disagree on a call's size meeting on one byte stream, where the
+// mismatch is seen. WEFT_SOCKET_PER_DIRECTION=0 opens no B (half the
+// descriptors).
 // Chunks are striped over the streams by the executor for bandwidth. The
 // kernel's send-buffer autotuning is left alone (fixing SO_SNDBUF is what
 // makes Gloo stall on delayed ACKs; see shared/peers/RESULTS.md, finding 4).
@@ -59,26 +65,44 @@ class TcpTransport : public ChannelTable {
  public:
   ~TcpTransport() override;
   // spliceMin: WEFT_SOCKET_SPLICE, the smallest send passed by reference;
-  // perDirection: two connections per stream (one each way) instead of one.
+  // perDirection: open connection B of every stream.
   weftResult_t connectAll(Bootstrap& bootstrap, int nstreams, size_t spliceMin = 0,
                           bool perDirection = true);
   int nstreams() const override { return nstreams_; }
-  Channel* sendChannel(int peer, int stream) override { return send_[peer][stream].get(); }
-  Channel* recvChannel(int peer, int stream) override { return recv_[peer][stream].get(); }
-  // The connection `peer` sends this rank `stream`'s data on. Other
-  // transports watch it for the peer's end of file (its death).
-  int socketFd(int peer, int stream) const { return fds_[peer][stream * ways_ + inbound_[peer]]; }
+  // The channels of the mode set by setBulk.
+  Channel* sendChannel(int peer, int stream) override { return channelFor(peer, stream, bulk_, 0); }
+  Channel* recvChannel(int peer, int stream) override { return channelFor(peer, stream, bulk_, 1); }
+  // The channels of small calls, whatever the mode: where call headers go.
+  Channel* sendChannelSmall(int peer, int stream) { return channelFor(peer, stream, false, 0); }
+  Channel* recvChannelSmall(int peer, int stream) { return channelFor(peer, stream, false, 1); }
+  // Bulk mode: the higher rank of each pair sends on B. Every rank of a call
+  // must set the same (it follows from the call's size); only the thread
+  // running the communicator's calls sets and reads it.
+  void setBulk(bool bulk) { bulk_ = bulk && ways_ == 2; }
+  // Connection A of `peer` and `stream`: other transports watch it for the
+  // peer's end of file (its death).
+  int socketFd(int peer, int stream) const { return fds_[peer][stream * ways_]; }
   // Unblocks every pending operation with an error (abort).
   void shutdownAll();
 
  private:
+  // [peer][stream]: the channels of one stream, each one object per socket
+  // and direction (an object keeps that byte stream's read-ahead and splice
+  // state, so two objects must never share one).
+  struct Stream {
+    TcpChannel* send[2] = {nullptr, nullptr};  // [bulk]
+    TcpChannel* recv[2] = {nullptr, nullptr};
+  };
+  Channel* channelFor(int peer, int stream, bool bulk, int dir) const {
+    const Stream& st = streams_[peer][stream];
+    return dir == 0 ? st.send[bulk] : st.recv[bulk];
+  }
   int nstreams_ = 0;
-  int ways_ = 1;  // connections per stream: 2 with one per direction
-  // [peer][stream * ways_ + d]; with two ways, d = 0 carries the lower rank's
-  // data to the higher one, d = 1 the other way.
-  std::vector<std::vector<int>> fds_;
-  std::vector<int> inbound_, outbound_;  // [peer]: the d this rank receives / sends on
-  std::vector<std::vector<std::unique_ptr<TcpChannel>>> send_, recv_;
+  int ways_ = 1;  // connections per stream: 2 with B
+  bool bulk_ = false;
+  std::vector<std::vector<int>> fds_;  // [peer][stream * ways_ + (0: A, 1: B)]
+  std::vector<std::vector<Stream>> streams_;
+  std::vector<std::unique_ptr<TcpChannel>> owned_;
 };
 
 }  // namespace weft
