@@ -216,7 +216,9 @@ bool buildEdges(weftComm* comm, const std::vector<Mapped>& all, std::string* why
   if (rt->deviceAddress(order, &orderDevice) != weftSuccess)
     return failed("the ring order's device address");
   ring.rankAtDevice = static_cast<const int32_t*>(orderDevice);
-  ring.proxy.init(comm->channels.get(), ring.channels, ring.nextRank, ring.prevRank,
+  // The proxy keeps its channels for the ring's life, so it takes TCP's
+  // small-call ones: they do not change with a host call's size.
+  ring.proxy.init(comm->headerChannels.get(), ring.channels, ring.nextRank, ring.prevRank,
                   static_cast<unsigned char*>(ring.outbox),
                   static_cast<unsigned char*>(ring.inbox));
   // Why an edge inside our node goes through the proxy (for the INFO line).
