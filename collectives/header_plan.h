@@ -10,10 +10,10 @@
 // the receiver one extra read, no extra wait).
 // Received headers are compared before any data behind them is read.
 // The header table (CallCheck::channels) may differ from the plan's: over TCP
-// a large call sends the higher rank's data on a second connection while its
-// header stays on the first (tcp_transport.h), so that flow becomes a
-// header-only one, and data on the second connection may be read before the
-// header on the first; a mismatch then still fails the call, with the sentence.
+// a large call sends its data on a connection per direction while its header
+// stays on the shared one (tcp_transport.h), so that flow becomes a
+// header-only one, and the data may be read before the header; a mismatch
+// then still fails the call, with the sentence.
 #pragma once
 
 #include <string>

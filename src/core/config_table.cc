@@ -25,8 +25,8 @@ const std::vector<ConfigVar>& configVars() {
       {"WEFT_SOCKET_PER_DIRECTION", "64K",
        "Smallest collective (bytes per rank) whose data goes over TCP on one connection per "
        "direction, so a rank's sends never delay its receives; smaller calls, point-to-point "
-       "calls and call headers share one connection, where replies carry the ACKs. 0: one "
-       "connection per stream only (half the descriptors)."},
+       "calls and call headers share a third connection, where replies carry the ACKs. 0: "
+       "the shared connection only (a third of the descriptors)."},
       {"WEFT_SOCKET_SPLICE", "64K",
        "Smallest TCP send passed by reference (vmsplice+splice, no send-side copy) where the "
        "schedule keeps the bytes unchanged until the peer read them; 0 turns it off."},

@@ -25,7 +25,7 @@ size_t openFdCount() {
 
 size_t meshSockets(int nranks, int nstreams, bool perDirection) {
   const size_t peers = nranks > 1 ? static_cast<size_t>(nranks - 1) : 0;
-  return peers * static_cast<size_t>(nstreams < 1 ? 1 : nstreams) * (perDirection ? 2 : 1);
+  return peers * static_cast<size_t>(nstreams < 1 ? 1 : nstreams) * (perDirection ? 3 : 1);
 }
 
 weftResult_t ensureFdRoom(size_t need, size_t want, const char* who, size_t openBefore) {

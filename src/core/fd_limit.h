@@ -1,5 +1,5 @@
 // Descriptor budget. A job of N ranks holds about N sockets in every rank
-// (the TCP mesh: one or two per peer and stream) and N at the rendezvous root, while
+// (the TCP mesh: one or three per peer and stream) and N at the rendezvous root, while
 // Linux's default soft RLIMIT_NOFILE is 1024 and the hard limit is usually far
 // higher. So before opening them weft raises the soft limit as far as the job
 // needs (never past the hard limit, never down), as Go's runtime does for
@@ -28,7 +28,7 @@ weftResult_t ensureFdRoom(size_t need, size_t want, const char* who,
 // Descriptors this process has open (from /proc/self/fd; 0 where unreadable).
 size_t openFdCount();
 // A rank's sockets to its peers (the TCP mesh): per peer and stream, one, or
-// two with one connection per direction.
+// three with a connection per direction for large calls.
 size_t meshSockets(int nranks, int nstreams, bool perDirection);
 // What a rank opens in all beyond the mesh's: the bootstrap's ring and
 // listener, connections waiting in its gate, memfds, eventfds, a verbs device.

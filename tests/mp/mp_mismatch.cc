@@ -74,10 +74,10 @@ std::vector<Case> cases() {
        [big](weftComm_t c, int r, int) {
          return allreduce(c, r == 1 ? big : 4, weftFloat32, weftSum);
        }},
-      // Over TCP a call of 64 KiB or more sends the higher rank's data on a
-      // second connection (WEFT_SOCKET_PER_DIRECTION); the headers must still
-      // meet. Root = the highest rank, so every receiver is the lower rank
-      // of its pair: the one that reads the second connection in large calls.
+      // Over TCP a call of 64 KiB or more sends its data on a connection per
+      // direction, its header on a shared one (WEFT_SOCKET_PER_DIRECTION);
+      // the headers must still meet. Root = the highest rank: every receiver
+      // reads from a higher rank, whose sends changed connection.
       {"broadcast count small vs large, last root",
        [big](weftComm_t c, int r, int n) {
          std::vector<char> b = buf(big * 4);

@@ -85,18 +85,17 @@ TEST(CommInitAll, OneRank) {
 
 // Three ranks over TCP (shared memory off), once per socket layout: each must
 // give right results, and the mesh must hold the sockets the layout promises:
-// per peer and stream, a second connection unless WEFT_SOCKET_PER_DIRECTION
-// is 0. With 64K, calls of 4 B-4 KiB per rank share one connection and those
-// of 1.2 MiB use both; with 1, every call uses both. Counted as this
-// process's new descriptors during init, so the bootstrap's own (the same in
-// every layout) cancel out.
+// per peer and stream, one per direction besides the shared one unless
+// WEFT_SOCKET_PER_DIRECTION is 0. With 64K, calls of 4 B-4 KiB per rank share one connection and
+// those of 1.2 MiB the other two; with 1, every call the other two. Counted as this process's new
+// descriptors during init, so the bootstrap's own (the same in every layout) cancel out.
 TEST(CommInitAll, TcpStreamsHaveOneConnectionPerDirectionUnlessTurnedOff) {
   struct Layout {
     const char* perDirection;
     const char* nstreams;
     long meshPerRank;  // sockets to the 2 peers
   };
-  const Layout layouts[] = {{"64K", "1", 4}, {"0", "1", 2}, {"1", "2", 8}, {"0", "3", 6}};
+  const Layout layouts[] = {{"64K", "1", 6}, {"0", "1", 2}, {"1", "2", 12}, {"0", "3", 6}};
   setenv("WEFT_SHM_DISABLE", "1", 1);
   long opened[4] = {0, 0, 0, 0};
   for (int l = 0; l < 4; ++l) {

@@ -86,7 +86,7 @@ weftResult_t TcpTransport::connectAll(Bootstrap& bs, int nstreams, size_t splice
                                       bool perDirection) {
   int n = bs.nranks(), me = bs.rank();
   nstreams_ = nstreams;
-  ways_ = perDirection ? 2 : 1;
+  ways_ = perDirection ? 3 : 1;
   const int perPeer = nstreams * ways_;
   fds_.assign(n, std::vector<int>(perPeer, -1));
   // The lower rank of each pair connects, the higher accepts; all connects go
@@ -111,15 +111,13 @@ weftResult_t TcpTransport::connectAll(Bootstrap& bs, int nstreams, size_t splice
       owned_.push_back(std::make_unique<TcpChannel>(a, name));
       st.recv[0] = st.recv[1] = owned_.back().get();
       if (ways_ == 1) continue;
-      // B carries the higher rank's bulk data: its send, the lower rank's receive.
-      const int b = fds_[p][s * ways_ + 1];
-      if (me > p) {
-        owned_.push_back(std::make_unique<TcpChannel>(b, name, spliceMin));
-        st.send[1] = owned_.back().get();
-      } else {
-        owned_.push_back(std::make_unique<TcpChannel>(b, name));
-        st.recv[1] = owned_.back().get();
-      }
+      // B carries the higher rank's bulk data, C the lower rank's.
+      const int b = fds_[p][s * ways_ + 1], c = fds_[p][s * ways_ + 2];
+      const bool higher = me > p;
+      owned_.push_back(std::make_unique<TcpChannel>(higher ? b : c, name, spliceMin));
+      st.send[1] = owned_.back().get();
+      owned_.push_back(std::make_unique<TcpChannel>(higher ? c : b, name));
+      st.recv[1] = owned_.back().get();
     }
   }
   WEFT_INFO(NET, "rank %d: TCP mesh up, %d stream(s) per peer, %d connection(s) each", me, nstreams,

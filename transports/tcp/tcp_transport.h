@@ -1,18 +1,20 @@
 // TCP transport: a full mesh of non-blocking TCP_NODELAY sockets, `nstreams`
 // per peer pair, opened through the bootstrap's authenticated connections.
-// Each stream has a first connection A, which carries both directions, and by
-// default a second one B, which carries the higher rank's data to the lower
-// one in large calls ("bulk" mode, set per call). Why two: a sendmsg() holds
-// its socket's lock while it copies, and data arriving for that socket
-// meanwhile waits in the socket's backlog, so with one connection each rank's
-// sends delayed its own receives (2-rank loopback allreduce of 1-8 MiB ran
-// 1.1-1.6x slower). Why not always: data one way only is answered by pure
-// ACKs, which on one shared connection ride on the reply; small calls over
-// one connection per direction took 1.3-1.7 us longer (of 4). So small calls,
-// point-to-point calls and every call header stay on A; headers on A also keep
-// ranks that disagree on a call's size meeting on one byte stream, where the
-// mismatch is seen. WEFT_SOCKET_PER_DIRECTION=0 opens no B (half the
-// descriptors).
+// Each stream has a connection A, which carries both directions, and by
+// default two more: B carries the higher rank's data to the lower one and C
+// the other way, in large calls only ("bulk" mode, set per call). Why one
+// connection per direction for bulk data: a sendmsg() holds its socket's lock
+// while it copies, and data arriving for that socket meanwhile waits in the
+// socket's backlog, so over one connection each rank's sends delayed its own
+// receives (2-rank loopback allreduce of 1-8 MiB ran 1.1-1.6x slower). Why
+// small calls stay on A: data one way only is answered by pure ACKs, which on
+// a shared connection ride on the reply; small calls over one connection per
+// direction took 1.3-1.7 us longer (of 4). Why not A for one bulk direction:
+// small calls leave A's ends in interactive (delayed-ACK) mode, and bulk data
+// on A ran 1 MiB calls 1.2x slower than on fresh connections. Point-to-point
+// calls and every call header stay on A, so ranks that disagree on a call's
+// size still meet on one byte stream and see the mismatch.
+// WEFT_SOCKET_PER_DIRECTION=0 opens A only (a third of the descriptors).
 // Chunks are striped over the streams by the executor for bandwidth. The
 // kernel's send-buffer autotuning is left alone (fixing SO_SNDBUF is what
 // makes Gloo stall on delayed ACKs; see shared/peers/RESULTS.md, finding 4).
@@ -65,7 +67,7 @@ class TcpTransport : public ChannelTable {
  public:
   ~TcpTransport() override;
   // spliceMin: WEFT_SOCKET_SPLICE, the smallest send passed by reference;
-  // perDirection: open connection B of every stream.
+  // perDirection: open connections B and C of every stream.
   weftResult_t connectAll(Bootstrap& bootstrap, int nstreams, size_t spliceMin = 0,
                           bool perDirection = true);
   int nstreams() const override { return nstreams_; }
@@ -75,10 +77,10 @@ class TcpTransport : public ChannelTable {
   // The channels of small calls, whatever the mode: where call headers go.
   Channel* sendChannelSmall(int peer, int stream) { return channelFor(peer, stream, false, 0); }
   Channel* recvChannelSmall(int peer, int stream) { return channelFor(peer, stream, false, 1); }
-  // Bulk mode: the higher rank of each pair sends on B. Every rank of a call
+  // Bulk mode: data goes on B and C. Every rank of a call
   // must set the same (it follows from the call's size); only the thread
   // running the communicator's calls sets and reads it.
-  void setBulk(bool bulk) { bulk_ = bulk && ways_ == 2; }
+  void setBulk(bool bulk) { bulk_ = bulk && ways_ > 1; }
   // Connection A of `peer` and `stream`: other transports watch it for the
   // peer's end of file (its death).
   int socketFd(int peer, int stream) const { return fds_[peer][stream * ways_]; }
@@ -98,9 +100,9 @@ class TcpTransport : public ChannelTable {
     return dir == 0 ? st.send[bulk] : st.recv[bulk];
   }
   int nstreams_ = 0;
-  int ways_ = 1;  // connections per stream: 2 with B
+  int ways_ = 1;  // connections per stream: 3 with B and C
   bool bulk_ = false;
-  std::vector<std::vector<int>> fds_;  // [peer][stream * ways_ + (0: A, 1: B)]
+  std::vector<std::vector<int>> fds_;  // [peer][stream * ways_ + (0: A, 1: B, 2: C)]
   std::vector<std::vector<Stream>> streams_;
   std::vector<std::unique_ptr<TcpChannel>> owned_;
 };
