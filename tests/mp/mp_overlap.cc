@@ -92,8 +92,14 @@ void checkOverlap(const Job& job, Log& log) {
   std::string heldError;
   if (job.rank == 0) {
     std::thread worker([&] {
-      held = weftAllReduce(in.data(), out.data(), kCount, weftFloat, weftSum, job.comm,
-                           WEFT_STREAM_HOST);
+      // The main thread's probes enter the communicator for a moment each; one
+      // that is inside as the worker arrives gets the worker refused (which
+      // changes nothing), so the worker tries again. Without this the probes
+      // waited 60 s for a worker that had been turned away (seen under load).
+      do {
+        held = weftAllReduce(in.data(), out.data(), kCount, weftFloat, weftSum, job.comm,
+                             WEFT_STREAM_HOST);
+      } while (refusedAsOverlap(held));
       if (held != weftSuccess) heldError = weftGetLastError(nullptr);
     });
     refuseOverlaps(job, log);
