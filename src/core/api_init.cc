@@ -59,7 +59,7 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
   logSetRank(rank);
   WEFT_CHECK(readCommConfig(&c->config));
   const std::string who = "a rank of a " + std::to_string(nranks) + "-rank job";
-  const size_t mesh = meshSockets(nranks, c->config.nstreams, c->config.bulkMin > 0);
+  const size_t mesh = meshSockets(nranks, c->config.nstreams, c->config.bulkLanes());
   WEFT_CHECK(ensureFdRoom(mesh, mesh + kFdsBesideMesh, who.c_str()));
   c->bootstrap = std::make_unique<Bootstrap>();
   WEFT_CHECK(c->bootstrap->init(id, rank, nranks, &c->aborted));
@@ -68,7 +68,7 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
   c->tcp = std::make_unique<TcpTransport>();
   if (nranks > 1)
     WEFT_CHECK(c->tcp->connectAll(*c->bootstrap, c->config.nstreams, c->config.spliceMin,
-                                  c->config.bulkMin > 0));
+                                  c->config.bulkMin > 0, c->config.socketLanes));
   if (nranks > 1 && c->config.shmEnabled) {
     c->shm = std::make_unique<ShmTransport>();
     size_t fifo = c->config.shmFifoBytes;
@@ -254,7 +254,7 @@ extern "C" weftResult_t weftCommInitAll(weftComm_t* comms, int ndev, const int* 
   WEFT_CHECK(readCommConfig(&config));
   const std::string who = "weftCommInitAll of " + std::to_string(ndev) + " ranks";
   const size_t mesh =
-      static_cast<size_t>(ndev) * meshSockets(ndev, config.nstreams, config.bulkMin > 0);
+      static_cast<size_t>(ndev) * meshSockets(ndev, config.nstreams, config.bulkLanes());
   WEFT_CHECK(
       ensureFdRoom(mesh, mesh + static_cast<size_t>(ndev) * (kFdsBesideMesh + 1), who.c_str()));
   weftUniqueId id;

@@ -188,6 +188,8 @@ weftResult_t readCommConfig(CommConfig* cfg) {
   cfg->nstreams = static_cast<int>(v);
   WEFT_CHECK(readSize("WEFT_SOCKET_PER_DIRECTION", 0, kNoMax, "0 (off) or a size", &v));
   cfg->bulkMin = static_cast<size_t>(v);
+  WEFT_CHECK(readSize("WEFT_SOCKET_LANES", 1, 16, "1 to 16", &v));
+  cfg->socketLanes = static_cast<int>(v);
   WEFT_CHECK(readSize("WEFT_SOCKET_SPLICE", 0, kG, "0 (off) or a size up to 1G", &v));
   cfg->spliceMin = static_cast<size_t>(v);
   WEFT_CHECK(readSize("WEFT_SOCKET_SPLICE_MAX", 0, kNoMax, "a size", &v));

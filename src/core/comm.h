@@ -37,7 +37,10 @@ struct CommConfig {
   size_t chunkBytes = 512 << 10;
   bool chunkForced = false;  // WEFT_CHUNK set: the tuner keeps it
   int nstreams = 1;
-  size_t bulkMin = 64 << 10;         // WEFT_SOCKET_PER_DIRECTION (0: no connection B)
+  size_t bulkMin = 64 << 10;  // WEFT_SOCKET_PER_DIRECTION (0: no connection B)
+  int socketLanes = 2;        // WEFT_SOCKET_LANES
+  // Connections per bulk direction and stream (0 without them).
+  int bulkLanes() const { return bulkMin > 0 ? socketLanes : 0; }
   size_t spliceMin = 64 << 10;       // WEFT_SOCKET_SPLICE (0: off)
   size_t spliceMaxCall = 512 << 10;  // WEFT_SOCKET_SPLICE_MAX
   double timeoutSec = 300;

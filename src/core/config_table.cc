@@ -23,10 +23,13 @@ const std::vector<ConfigVar>& configVars() {
        "TCP streams per peer pair (each one connection per direction, or one in all); chunks "
        "are striped over them (more help on high-latency links)."},
       {"WEFT_SOCKET_PER_DIRECTION", "64K",
-       "Smallest collective (bytes per rank) whose data goes over TCP on one connection per "
-       "direction, so a rank's sends never delay its receives; smaller calls, point-to-point "
-       "calls and call headers share a third connection, where replies carry the ACKs. 0: "
-       "the shared connection only (a third of the descriptors)."},
+       "Smallest collective (bytes per rank) whose data goes over TCP on connections of its own "
+       "per direction (WEFT_SOCKET_LANES each), so a rank's sends never delay its receives; "
+       "smaller calls, point-to-point calls and call headers share one more connection, where "
+       "replies carry the ACKs. 0: the shared connection only."},
+      {"WEFT_SOCKET_LANES", "2",
+       "Connections each direction's large-call data is spread over, per stream, in 128 KiB "
+       "pieces: the kernel moves the pieces side by side (1 to 16; 1 is one connection)."},
       {"WEFT_SOCKET_SPLICE", "64K",
        "Smallest TCP send passed by reference (vmsplice+splice, no send-side copy) where the "
        "schedule keeps the bytes unchanged until the peer read them; 0 turns it off."},
@@ -126,6 +129,7 @@ const std::vector<JobWideVar>& jobWideVars() {
   static const std::vector<JobWideVar>& vars = *new std::vector<JobWideVar>{
       {"WEFT_SOCKET_NSTREAMS", false},
       {"WEFT_SOCKET_PER_DIRECTION", false},
+      {"WEFT_SOCKET_LANES", false},
       {"WEFT_CHUNK", true},  // set or unset matters: unset, the tuner picks
       {"WEFT_ALGO", false},
       {"WEFT_TUNE_NET", false},

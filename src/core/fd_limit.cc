@@ -23,9 +23,10 @@ size_t openFdCount() {
   return n > 0 ? n - 1 : 0;  // not the one opendir holds
 }
 
-size_t meshSockets(int nranks, int nstreams, bool perDirection) {
+size_t meshSockets(int nranks, int nstreams, int bulkLanes) {
   const size_t peers = nranks > 1 ? static_cast<size_t>(nranks - 1) : 0;
-  return peers * static_cast<size_t>(nstreams < 1 ? 1 : nstreams) * (perDirection ? 3 : 1);
+  const size_t lanes = bulkLanes > 0 ? static_cast<size_t>(bulkLanes) : 0;
+  return peers * static_cast<size_t>(nstreams < 1 ? 1 : nstreams) * (1 + 2 * lanes);
 }
 
 weftResult_t ensureFdRoom(size_t need, size_t want, const char* who, size_t openBefore) {

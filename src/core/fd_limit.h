@@ -1,10 +1,9 @@
 // Descriptor budget. A job of N ranks holds about N sockets in every rank
-// (the TCP mesh: one or three per peer and stream) and N at the rendezvous root, while
-// Linux's default soft RLIMIT_NOFILE is 1024 and the hard limit is usually far
-// higher. So before opening them weft raises the soft limit as far as the job
-// needs (never past the hard limit, never down), as Go's runtime does for
-// every program. Where even the hard limit is too low it fails at once, with
-// a sentence saying how many descriptors are needed, instead of an EMFILE
+// (the TCP mesh: one, or one and two sets of lanes, per peer and stream) and N at the rendezvous
+// root, while Linux's default soft RLIMIT_NOFILE is 1024 and the hard limit is usually far higher.
+// So before opening them weft raises the soft limit as far as the job needs (never past the hard
+// limit, never down), as Go's runtime does for every program. Where even the hard limit is too low
+// it fails at once, with a sentence saying how many descriptors are needed, instead of an EMFILE
 // deep inside a connect or accept (at the root that looked like ranks that
 // "never arrived", after WEFT_TIMEOUT).
 #pragma once
@@ -27,9 +26,9 @@ weftResult_t ensureFdRoom(size_t need, size_t want, const char* who,
                           size_t openBefore = kCountOpenFds);
 // Descriptors this process has open (from /proc/self/fd; 0 where unreadable).
 size_t openFdCount();
-// A rank's sockets to its peers (the TCP mesh): per peer and stream, one, or
-// three with a connection per direction for large calls.
-size_t meshSockets(int nranks, int nstreams, bool perDirection);
+// A rank's sockets to its peers (the TCP mesh): per peer and stream, one, and
+// `bulkLanes` more each way for large calls (0: none).
+size_t meshSockets(int nranks, int nstreams, int bulkLanes);
 // What a rank opens in all beyond the mesh's: the bootstrap's ring and
 // listener, connections waiting in its gate, memfds, eventfds, a verbs device.
 constexpr size_t kFdsBesideMesh = 64;

@@ -85,22 +85,27 @@ TEST(CommInitAll, OneRank) {
 
 // Three ranks over TCP (shared memory off), once per socket layout: each must
 // give right results, and the mesh must hold the sockets the layout promises:
-// per peer and stream, one per direction besides the shared one unless
-// WEFT_SOCKET_PER_DIRECTION is 0. With 64K, calls of 4 B-4 KiB per rank share one connection and
-// those of 1.2 MiB the other two; with 1, every call the other two. Counted as this process's new
-// descriptors during init, so the bootstrap's own (the same in every layout) cancel out.
-TEST(CommInitAll, TcpStreamsHaveOneConnectionPerDirectionUnlessTurnedOff) {
+// per peer and stream, WEFT_SOCKET_LANES per direction besides the shared one
+// unless WEFT_SOCKET_PER_DIRECTION is 0. With 64K, calls of 4 B-4 KiB per rank
+// share one connection and those of 1.2 MiB go striped over the lanes; with 1,
+// every call goes over the lanes. Counted as this process's new descriptors
+// during init, so the bootstrap's own (the same in every layout) cancel out.
+TEST(CommInitAll, TcpStreamsHaveLanesPerDirectionUnlessTurnedOff) {
   struct Layout {
     const char* perDirection;
     const char* nstreams;
+    const char* lanes;
     long meshPerRank;  // sockets to the 2 peers
   };
-  const Layout layouts[] = {{"64K", "1", 6}, {"0", "1", 2}, {"1", "2", 12}, {"0", "3", 6}};
+  const Layout layouts[] = {{"64K", "1", "2", 10}, {"0", "1", "2", 2},   {"1", "2", "2", 20},
+                            {"0", "3", "4", 6},    {"64K", "1", "1", 6}, {"1", "1", "3", 14}};
+  constexpr int kLayouts = sizeof(layouts) / sizeof(layouts[0]);
   setenv("WEFT_SHM_DISABLE", "1", 1);
-  long opened[4] = {0, 0, 0, 0};
-  for (int l = 0; l < 4; ++l) {
+  long opened[kLayouts] = {};
+  for (int l = 0; l < kLayouts; ++l) {
     setenv("WEFT_SOCKET_PER_DIRECTION", layouts[l].perDirection, 1);
     setenv("WEFT_SOCKET_NSTREAMS", layouts[l].nstreams, 1);
+    setenv("WEFT_SOCKET_LANES", layouts[l].lanes, 1);
     const long before = static_cast<long>(weft::openFdCount());
     weftComm_t comms[kRanks] = {nullptr, nullptr, nullptr};
     ASSERT_EQ(weftCommInitAll(comms, kRanks, nullptr), weftSuccess) << weftGetLastError(nullptr);
@@ -117,9 +122,10 @@ TEST(CommInitAll, TcpStreamsHaveOneConnectionPerDirectionUnlessTurnedOff) {
   }
   unsetenv("WEFT_SOCKET_PER_DIRECTION");
   unsetenv("WEFT_SOCKET_NSTREAMS");
+  unsetenv("WEFT_SOCKET_LANES");
   unsetenv("WEFT_SHM_DISABLE");
   // Each process-wide socket of the mesh is one descriptor: both ends live here.
-  for (int l = 1; l < 4; ++l)
+  for (int l = 1; l < kLayouts; ++l)
     EXPECT_EQ(opened[l] - opened[0], kRanks * (layouts[l].meshPerRank - layouts[0].meshPerRank))
         << "layout " << l << ": " << opened[l] << " descriptors against " << opened[0];
 }

@@ -83,10 +83,11 @@ void TcpTransport::shutdownAll() {
 }
 
 weftResult_t TcpTransport::connectAll(Bootstrap& bs, int nstreams, size_t spliceMin,
-                                      bool perDirection) {
+                                      bool perDirection, int lanes) {
   int n = bs.nranks(), me = bs.rank();
   nstreams_ = nstreams;
-  ways_ = perDirection ? 3 : 1;
+  lanes_ = perDirection ? std::max(lanes, 1) : 0;
+  ways_ = 1 + 2 * lanes_;
   const int perPeer = nstreams * ways_;
   fds_.assign(n, std::vector<int>(perPeer, -1));
   // The lower rank of each pair connects, the higher accepts; all connects go
@@ -105,19 +106,21 @@ weftResult_t TcpTransport::connectAll(Bootstrap& bs, int nstreams, size_t splice
     const std::string name = bs.peerName(p);
     for (int s = 0; s < nstreams; ++s) {
       Stream& st = streams_[p][s];
-      const int a = fds_[p][s * ways_];
-      owned_.push_back(std::make_unique<TcpChannel>(a, name, spliceMin));
-      st.send[0] = st.send[1] = owned_.back().get();
-      owned_.push_back(std::make_unique<TcpChannel>(a, name));
-      st.recv[0] = st.recv[1] = owned_.back().get();
-      if (ways_ == 1) continue;
-      // B carries the higher rank's bulk data, C the lower rank's.
-      const int b = fds_[p][s * ways_ + 1], c = fds_[p][s * ways_ + 2];
+      const int* fd = &fds_[p][s * ways_];
+      st.send[0] = st.send[1] = own(std::make_unique<TcpChannel>(fd[0], name, spliceMin));
+      st.recv[0] = st.recv[1] = own(std::make_unique<TcpChannel>(fd[0], name));
+      if (lanes_ == 0) continue;
+      // Lanes 1..L carry the higher rank's bulk data, L+1..2L the lower rank's.
       const bool higher = me > p;
-      owned_.push_back(std::make_unique<TcpChannel>(higher ? b : c, name, spliceMin));
-      st.send[1] = owned_.back().get();
-      owned_.push_back(std::make_unique<TcpChannel>(higher ? c : b, name));
-      st.recv[1] = owned_.back().get();
+      const int* mine = higher ? fd + 1 : fd + 1 + lanes_;
+      const int* theirs = higher ? fd + 1 + lanes_ : fd + 1;
+      std::vector<Channel*> out, in;
+      for (int l = 0; l < lanes_; ++l) {
+        out.push_back(own(std::make_unique<TcpChannel>(mine[l], name, spliceMin)));
+        in.push_back(own(std::make_unique<TcpChannel>(theirs[l], name)));
+      }
+      st.send[1] = lanes_ == 1 ? out[0] : own(std::make_unique<TcpLanes>(out));
+      st.recv[1] = lanes_ == 1 ? in[0] : own(std::make_unique<TcpLanes>(in));
     }
   }
   WEFT_INFO(NET, "rank %d: TCP mesh up, %d stream(s) per peer, %d connection(s) each", me, nstreams,

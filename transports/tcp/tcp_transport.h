@@ -1,9 +1,10 @@
 // TCP transport: a full mesh of non-blocking TCP_NODELAY sockets, `nstreams`
 // per peer pair, opened through the bootstrap's authenticated connections.
 // Each stream has a connection A, which carries both directions, and by
-// default two more: B carries the higher rank's data to the lower one and C
-// the other way, in large calls only ("bulk" mode, set per call). Why one
-// connection per direction for bulk data: a sendmsg() holds its socket's lock
+// default more: B carries the higher rank's data to the lower one and C the
+// other way, in large calls only ("bulk" mode, set per call), each as
+// WEFT_SOCKET_LANES connections that the data is striped over (tcp_lanes.h).
+// Why connections per direction for bulk data: a sendmsg() holds its socket's lock
 // while it copies, and data arriving for that socket meanwhile waits in the
 // socket's backlog, so over one connection each rank's sends delayed its own
 // receives (2-rank loopback allreduce of 1-8 MiB ran 1.1-1.6x slower). Why
@@ -14,7 +15,7 @@
 // on A ran 1 MiB calls 1.2x slower than on fresh connections. Point-to-point
 // calls and every call header stay on A, so ranks that disagree on a call's
 // size still meet on one byte stream and see the mismatch.
-// WEFT_SOCKET_PER_DIRECTION=0 opens A only (a third of the descriptors).
+// WEFT_SOCKET_PER_DIRECTION=0 opens A only.
 // Chunks are striped over the streams by the executor for bandwidth. The
 // kernel's send-buffer autotuning is left alone (fixing SO_SNDBUF is what
 // makes Gloo stall on delayed ACKs; see shared/peers/RESULTS.md, finding 4).
@@ -28,6 +29,7 @@
 #include "bootstrap/bootstrap.h"
 #include "transports/channel.h"
 #include "transports/tcp/splice_sender.h"
+#include "transports/tcp/tcp_lanes.h"
 
 namespace weft {
 
@@ -67,9 +69,10 @@ class TcpTransport : public ChannelTable {
  public:
   ~TcpTransport() override;
   // spliceMin: WEFT_SOCKET_SPLICE, the smallest send passed by reference;
-  // perDirection: open connections B and C of every stream.
+  // perDirection: open connections B and C of every stream, each as `lanes`
+  // connections (WEFT_SOCKET_LANES, tcp_lanes.h).
   weftResult_t connectAll(Bootstrap& bootstrap, int nstreams, size_t spliceMin = 0,
-                          bool perDirection = true);
+                          bool perDirection = true, int lanes = 1);
   int nstreams() const override { return nstreams_; }
   // The channels of the mode set by setBulk.
   Channel* sendChannel(int peer, int stream) override { return channelFor(peer, stream, bulk_, 0); }
@@ -80,7 +83,7 @@ class TcpTransport : public ChannelTable {
   // Bulk mode: data goes on B and C. Every rank of a call
   // must set the same (it follows from the call's size); only the thread
   // running the communicator's calls sets and reads it.
-  void setBulk(bool bulk) { bulk_ = bulk && ways_ > 1; }
+  void setBulk(bool bulk) { bulk_ = bulk && lanes_ > 0; }
   // Connection A of `peer` and `stream`: other transports watch it for the
   // peer's end of file (its death).
   int socketFd(int peer, int stream) const { return fds_[peer][stream * ways_]; }
@@ -92,19 +95,24 @@ class TcpTransport : public ChannelTable {
   // and direction (an object keeps that byte stream's read-ahead and splice
   // state, so two objects must never share one).
   struct Stream {
-    TcpChannel* send[2] = {nullptr, nullptr};  // [bulk]
-    TcpChannel* recv[2] = {nullptr, nullptr};
+    Channel* send[2] = {nullptr, nullptr};  // [bulk]
+    Channel* recv[2] = {nullptr, nullptr};
   };
   Channel* channelFor(int peer, int stream, bool bulk, int dir) const {
     const Stream& st = streams_[peer][stream];
     return dir == 0 ? st.send[bulk] : st.recv[bulk];
   }
+  Channel* own(std::unique_ptr<Channel> ch) {
+    owned_.push_back(std::move(ch));
+    return owned_.back().get();
+  }
   int nstreams_ = 0;
-  int ways_ = 1;  // connections per stream: 3 with B and C
+  int lanes_ = 0;  // connections per bulk direction (0: no B and C)
+  int ways_ = 1;   // connections per stream: A, then B's lanes, then C's
   bool bulk_ = false;
-  std::vector<std::vector<int>> fds_;  // [peer][stream * ways_ + (0: A, 1: B, 2: C)]
+  std::vector<std::vector<int>> fds_;  // [peer][stream * ways_ + (0: A, 1..L: B, L+1..2L: C)]
   std::vector<std::vector<Stream>> streams_;
-  std::vector<std::unique_ptr<TcpChannel>> owned_;
+  std::vector<std::unique_ptr<Channel>> owned_;
 };
 
 }  // namespace weft
