@@ -2,19 +2,24 @@
 // ("lanes"). Stream byte p travels on lane (p / kPieceBytes) % lanes, so both
 // ends know where every byte goes without a header, and each lane is an
 // ordered byte stream of its own (a TcpChannel, with its read-ahead and its
-// splice state). Moves are sequential, as in IbStripedChannel: a piece goes to
-// its lane until that lane would block, and the receiver drains lanes in the
-// order the sender filled them.
+// splice state).
 //
-// Why lanes, over loopback where bandwidth is the CPU's: a rank's recv() and
-// its peer's send() into the same socket contend for the socket's lock (the
-// bytes that arrive meanwhile wait in its backlog), and one socket's receive
-// queue is drained by one copy at a time. A 512 KiB chunk sent as four 128 KiB
-// pieces on four sockets keeps the same bytes in flight (the chunk; more made
-// 16-64 MiB allreduces slower by spilling the CPU cache) but lets the kernel
-// work on them side by side: two-rank allreduces of 2-64 MiB ran 1.2-1.4x
-// faster (docs/tuning.md). Over a real network, several connections also get
-// past one flow's congestion window, as NCCL's sockets per thread do.
+// The lanes move side by side: within the range a call is given, each lane
+// moves its own pieces in order until it would block, and *moved reports the
+// stream's contiguous progress (up to the first byte a lane still owes). So a
+// call may have moved bytes past *moved; the caller comes back with the rest
+// of the same buffer (the flow engine always does), and a lane resumes where
+// it stopped, at the same address, which is also what splice needs.
+//
+// Why lanes, over loopback where bandwidth is the CPU's: on one connection the
+// receiver's copy out of the socket and the sender's copy in take turns on the
+// socket's lock. With a 512 KiB chunk in 128 KiB pieces on two connections the
+// receiver copies one piece out while the sender copies the next in; the
+// bytes in flight stay one chunk (more spilled the CPU cache). Two-rank
+// allreduces of 1-64 MiB ran 1.06-1.32x faster; 256 KiB pieces (each chunk
+// on the lanes one after the other) lost the gain (docs/tuning.md). Over a
+// real network several connections also get past one flow's congestion
+// window, as NCCL's sockets per thread do.
 #pragma once
 
 #include <cstdint>
