@@ -2,7 +2,8 @@
 // receives block r-k-2, reducing the incoming partial sum with its own input;
 // after the last step it holds block r fully reduced, straight in recvbuff.
 // Intermediate partial sums live in the communicator's scratch until the next
-// step forwards them. Chunks pipeline (in RingOrder) exactly as in ring_allreduce.cc.
+// step forwards them; incoming ones land where their reduce writes. Chunks
+// pipeline (in RingOrder) exactly as in ring_allreduce.cc.
 #include <cstring>
 
 #include "collectives/coll_context.h"
@@ -26,6 +27,7 @@ class RingReduceScatterPlan : public FlowPlan {
     C_ = chunksPerSegment(a.count, esize_, ctx.chunkBytes);
     total_ = static_cast<int64_t>(n_ - 1) * C_;
     order_ = ringOrder(n_ - 1, C_, ctx.chunkBytes);
+    inPlace_ = a.recvbuff == static_cast<const char*>(a.sendbuff) + r_ * a.count * esize_;
   }
   int numFlows() const override { return 2 * S_; }
   bool isSend(int f) const override { return f < S_; }
@@ -53,7 +55,7 @@ class RingReduceScatterPlan : public FlowPlan {
       }
     } else {
       Span sp = chunkOf(Span{0, args_.count}, C_, c);
-      it.data = ctx_.staging + (f - S_) * ctx_.slotBytes;
+      it.data = landsAtOutput(step) ? output(step, c) : ctx_.staging + (f - S_) * ctx_.slotBytes;
       it.bytes = sp.count * esize_;
     }
     return it;
@@ -65,22 +67,37 @@ class RingReduceScatterPlan : public FlowPlan {
     order_.at(i, &step, &c);
     int seg = mod(r_ - step - 2, n_);
     Span sp = chunkOf(Span{static_cast<size_t>(seg) * args_.count, args_.count}, C_, c);
-    size_t off = sp.offset * esize_;
-    // The last step's result is ours to keep: it goes to recvbuff; earlier ones are forwarded.
-    char* out = step == n_ - 2
-                    ? static_cast<char*>(args_.recvbuff) + (off - seg * args_.count * esize_)
-                    : scratch_ + off;
-    reduceElements(args_.datatype, args_.op, out, ctx_.staging + (f - S_) * ctx_.slotBytes,
-                   static_cast<const char*>(args_.sendbuff) + off, sp.count);
+    char* out = output(step, c);
+    const char* in = landsAtOutput(step) ? out : ctx_.staging + (f - S_) * ctx_.slotBytes;
+    reduceElements(args_.datatype, args_.op, out, in,
+                   static_cast<const char*>(args_.sendbuff) + sp.offset * esize_, sp.count);
   }
 
  private:
+  // Where step's reduced chunk c goes: the last step's result is ours to
+  // keep, in recvbuff; earlier ones wait in scratch for the next step to
+  // forward them.
+  char* output(int64_t step, int64_t c) const {
+    int seg = mod(r_ - step - 2, n_);
+    Span sp = chunkOf(Span{static_cast<size_t>(seg) * args_.count, args_.count}, C_, c);
+    if (step == n_ - 2)
+      return static_cast<char*>(args_.recvbuff) + (sp.offset - seg * args_.count) * esize_;
+    return scratch_ + sp.offset * esize_;
+  }
+  // Whether step's incoming partial sums land where their reduce writes
+  // rather than in staging: then the reduce reads and writes lines the
+  // receive just cached, where its stores would first read the output's
+  // lines from memory (see ring_allreduce.cc). Scratch always can; recvbuff
+  // only out of place, since in place it is this rank's own input block.
+  bool landsAtOutput(int64_t step) const { return step < n_ - 2 || !inPlace_; }
+
   CollContext& ctx_;
   CollArgs args_;
   int n_, r_, S_;
   char* scratch_;
   size_t esize_ = 0;
   int64_t C_ = 1, total_ = 0;
+  bool inPlace_ = false;  // recvbuff is sendbuff's block r_
   RingOrder order_;
 };
 
