@@ -54,8 +54,10 @@ class RingReduceScatterPlan : public FlowPlan {
         it.depItem = dep / S_;
       }
     } else {
-      Span sp = chunkOf(Span{0, args_.count}, C_, c);
-      it.data = landsAtOutput(step) ? output(step, c) : ctx_.staging + (f - S_) * ctx_.slotBytes;
+      int seg = mod(r_ - step - 2, n_);
+      Span sp = chunkOf(Span{static_cast<size_t>(seg) * args_.count, args_.count}, C_, c);
+      it.data =
+          landsAtOutput(step) ? output(step, seg, sp) : ctx_.staging + (f - S_) * ctx_.slotBytes;
       it.bytes = sp.count * esize_;
     }
     return it;
@@ -67,19 +69,17 @@ class RingReduceScatterPlan : public FlowPlan {
     order_.at(i, &step, &c);
     int seg = mod(r_ - step - 2, n_);
     Span sp = chunkOf(Span{static_cast<size_t>(seg) * args_.count, args_.count}, C_, c);
-    char* out = output(step, c);
+    char* out = output(step, seg, sp);
     const char* in = landsAtOutput(step) ? out : ctx_.staging + (f - S_) * ctx_.slotBytes;
     reduceElements(args_.datatype, args_.op, out, in,
                    static_cast<const char*>(args_.sendbuff) + sp.offset * esize_, sp.count);
   }
 
  private:
-  // Where step's reduced chunk c goes: the last step's result is ours to
-  // keep, in recvbuff; earlier ones wait in scratch for the next step to
-  // forward them.
-  char* output(int64_t step, int64_t c) const {
-    int seg = mod(r_ - step - 2, n_);
-    Span sp = chunkOf(Span{static_cast<size_t>(seg) * args_.count, args_.count}, C_, c);
+  // Where step's reduced chunk `sp` of block `seg` goes: the last step's
+  // result is ours to keep, in recvbuff; earlier ones wait in scratch for the
+  // next step to forward them.
+  char* output(int64_t step, int seg, Span sp) const {
     if (step == n_ - 2)
       return static_cast<char*>(args_.recvbuff) + (sp.offset - seg * args_.count) * esize_;
     return scratch_ + sp.offset * esize_;
