@@ -108,8 +108,9 @@ class RingAllReducePlan : public FlowPlan {
   // their reduce writes, not in staging: the reduce then reads and writes
   // lines the receive just brought into the cache, where from staging its
   // stores first had to read the output's lines from memory (2-rank loopback,
-  // 1-64 MiB out of place: 5-19% faster, 12 alternating rounds; in place is
-  // untouched, since there recvbuff still holds this rank's own input).
+  // out of place, 12 alternating rounds: 1.11-1.19x faster at 1-16 MiB, within
+  // the noise at 32-64 MiB; in place is untouched, since there recvbuff still
+  // holds this rank's own input).
   // Nothing else touches a segment's bytes between their receive and reduce.
   bool direct_ = false;
   RingOrder order_;
