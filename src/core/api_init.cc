@@ -66,9 +66,15 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
   WEFT_CHECK(checkJobWideConfig(*c->bootstrap));  // first: later steps depend on them
   WEFT_CHECK(gatherRankPlaces(*c->bootstrap, &c->places));
   c->tcp = std::make_unique<TcpTransport>();
-  if (nranks > 1)
-    WEFT_CHECK(c->tcp->connectAll(*c->bootstrap, c->config.nstreams, c->config.spliceMin,
-                                  c->config.bulkMin > 0, c->config.socketLanes));
+  if (nranks > 1) {
+    TcpOptions tcp;
+    tcp.nstreams = c->config.nstreams;
+    tcp.spliceMin = c->config.spliceMin;
+    tcp.perDirection = c->config.bulkMin > 0;
+    tcp.lanes = c->config.socketLanes;
+    tcp.congestion = c->config.socketCongestion;
+    WEFT_CHECK(c->tcp->connectAll(*c->bootstrap, tcp));
+  }
   if (nranks > 1 && c->config.shmEnabled) {
     c->shm = std::make_unique<ShmTransport>();
     size_t fifo = c->config.shmFifoBytes;

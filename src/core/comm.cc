@@ -14,6 +14,7 @@
 #include "core/config.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "transports/tcp/tcp_congestion.h"
 
 namespace weft {
 namespace {
@@ -194,6 +195,8 @@ weftResult_t readCommConfig(CommConfig* cfg) {
   cfg->spliceMin = static_cast<size_t>(v);
   WEFT_CHECK(readSize("WEFT_SOCKET_SPLICE_MAX", 0, kNoMax, "a size", &v));
   cfg->spliceMaxCall = static_cast<size_t>(v);
+  cfg->socketCongestion = configString("WEFT_SOCKET_CONGESTION");
+  WEFT_CHECK(checkCongestionSetting(cfg->socketCongestion));
   cfg->timeoutSec = configDouble("WEFT_TIMEOUT");
   if (cfg->timeoutSec <= 0)
     return setError(weftInvalidArgument, "WEFT_TIMEOUT=%s: expected a positive number of seconds",

@@ -41,8 +41,9 @@ struct CommConfig {
   int socketLanes = 2;        // WEFT_SOCKET_LANES
   // Connections per bulk direction and stream (0 without them).
   int bulkLanes() const { return bulkMin > 0 ? socketLanes : 0; }
-  size_t spliceMin = 64 << 10;       // WEFT_SOCKET_SPLICE (0: off)
-  size_t spliceMaxCall = 512 << 10;  // WEFT_SOCKET_SPLICE_MAX
+  size_t spliceMin = 64 << 10;            // WEFT_SOCKET_SPLICE (0: off)
+  size_t spliceMaxCall = 512 << 10;       // WEFT_SOCKET_SPLICE_MAX
+  std::string socketCongestion = "auto";  // WEFT_SOCKET_CONGESTION
   double timeoutSec = 300;
   int64_t spinUs = 2;
   bool shmEnabled = true;

@@ -36,6 +36,10 @@ const std::vector<ConfigVar>& configVars() {
       {"WEFT_SOCKET_SPLICE_MAX", "512K",
        "Largest call sent by reference: above it the peer reads the sender's pages from "
        "further out in the memory hierarchy, which costs more than the copy saved."},
+      {"WEFT_SOCKET_CONGESTION", "auto",
+       "TCP congestion control of the data connections: auto (Reno on connections that stay "
+       "inside one host, where pacing and delay-based slow-start exits only cost; the system's "
+       "between hosts), system (always the system's), or an algorithm name such as cubic."},
       {"WEFT_CHUNK", "512K",
        "Bytes per pipelined chunk (K/M suffixes); unset, the tuner picks up to this much."},
       {"WEFT_ALGO", "auto",

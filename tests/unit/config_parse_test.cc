@@ -178,6 +178,7 @@ TEST(ReadCommConfig, DefaultsAndBadValues) {
   EXPECT_EQ(cfg.spliceMaxCall, 512u << 10);
   EXPECT_EQ(cfg.nstreams, 1);
   EXPECT_EQ(cfg.bulkMin, 64u << 10);
+  EXPECT_EQ(cfg.socketCongestion, "auto");
   struct Case {
     const char* name;
     const char* value;
@@ -196,6 +197,9 @@ TEST(ReadCommConfig, DefaultsAndBadValues) {
        "WEFT_SOCKET_PER_DIRECTION=lots: expected 0 (off) or a size"},
       {"WEFT_GPU_RING", "2", "WEFT_GPU_RING=2: expected 0 or 1"},
       {"WEFT_MAX_CTAS", "0", "WEFT_MAX_CTAS=0: expected 1 to"},
+      {"WEFT_SOCKET_CONGESTION", "warp", "WEFT_SOCKET_CONGESTION=warp: this kernel has no such"},
+      {"WEFT_SOCKET_CONGESTION", "a_name_far_too_long",
+       "WEFT_SOCKET_CONGESTION=a_name_far_too_long: expected auto, system or the name"},
   };
   for (const Case& c : cases) {
     setenv(c.name, c.value, 1);
@@ -212,6 +216,10 @@ TEST(ReadCommConfig, DefaultsAndBadValues) {
   EXPECT_EQ(cfg.spliceMaxCall, 16u << 20);
   unsetenv("WEFT_SOCKET_SPLICE");
   unsetenv("WEFT_SOCKET_SPLICE_MAX");
+  setenv("WEFT_SOCKET_CONGESTION", "reno", 1);  // every process may set Reno
+  ASSERT_EQ(weft::readCommConfig(&cfg), weftSuccess) << weft::lastError();
+  EXPECT_EQ(cfg.socketCongestion, "reno");
+  unsetenv("WEFT_SOCKET_CONGESTION");
 }
 
 }  // namespace

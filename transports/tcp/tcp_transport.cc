@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "transports/tcp/tcp_congestion.h"
 
 namespace weft {
 
@@ -82,11 +83,13 @@ void TcpTransport::shutdownAll() {
       if (fd >= 0) shutdown(fd, SHUT_RDWR);
 }
 
-weftResult_t TcpTransport::connectAll(Bootstrap& bs, int nstreams, size_t spliceMin,
-                                      bool perDirection, int lanes) {
+weftResult_t TcpTransport::connectAll(Bootstrap& bs, const TcpOptions& options) {
+  WEFT_CHECK(checkCongestionSetting(options.congestion));  // before any peer waits on us
   int n = bs.nranks(), me = bs.rank();
+  const int nstreams = options.nstreams;
+  const size_t spliceMin = options.spliceMin;
   nstreams_ = nstreams;
-  lanes_ = perDirection ? std::max(lanes, 1) : 0;
+  lanes_ = options.perDirection ? std::max(options.lanes, 1) : 0;
   ways_ = 1 + 2 * lanes_;
   const int perPeer = nstreams * ways_;
   fds_.assign(n, std::vector<int>(perPeer, -1));
@@ -100,6 +103,16 @@ weftResult_t TcpTransport::connectAll(Bootstrap& bs, int nstreams, size_t splice
   for (int p = 0; p < me; ++p)
     for (int i = 0; i < perPeer; ++i)
       WEFT_CHECK(bs.acceptPeer(p, kTagTransportBase + i, &fds_[p][i]));
+  int inside = 0, between = 0;  // connections inside this host, and to other hosts
+  std::string insideRuns = "-", betweenRuns = "-";  // what the last of each runs
+  for (int p = 0; p < n; ++p)
+    for (int fd : fds_[p]) {
+      if (fd < 0) continue;
+      CongestionOutcome got;
+      WEFT_CHECK(applyCongestion(fd, options.congestion, &got));
+      ++(got.sameHost ? inside : between);
+      (got.sameHost ? insideRuns : betweenRuns) = got.running.empty() ? "?" : got.running;
+    }
   streams_.assign(n, std::vector<Stream>(nstreams));
   for (int p = 0; p < n; ++p) {
     if (p == me) continue;
@@ -125,6 +138,11 @@ weftResult_t TcpTransport::connectAll(Bootstrap& bs, int nstreams, size_t splice
   }
   WEFT_INFO(NET, "rank %d: TCP mesh up, %d stream(s) per peer, %d connection(s) each", me, nstreams,
             ways_);
+  WEFT_INFO(NET,
+            "rank %d: TCP congestion control (WEFT_SOCKET_CONGESTION=%s): %d connection(s) "
+            "inside this host on %s, %d to other hosts on %s",
+            me, options.congestion.c_str(), inside, insideRuns.c_str(), between,
+            betweenRuns.c_str());
   return weftSuccess;
 }
 

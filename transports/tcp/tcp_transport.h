@@ -20,6 +20,7 @@
 // kernel's send-buffer autotuning is left alone (fixing SO_SNDBUF is what
 // makes Gloo stall on delayed ACKs; see shared/peers/RESULTS.md, finding 4).
 // Sends that the schedule marks stable may go by reference (splice_sender.h).
+// Connections inside one host run Reno by default (tcp_congestion.h).
 #pragma once
 
 #include <memory>
@@ -65,14 +66,21 @@ class TcpChannel : public Channel {
   std::unique_ptr<SpliceSender> splice_;  // made on the first stable send that qualifies
 };
 
+// How TcpTransport::connectAll builds the mesh.
+struct TcpOptions {
+  int nstreams = 1;      // WEFT_SOCKET_NSTREAMS
+  size_t spliceMin = 0;  // WEFT_SOCKET_SPLICE: the smallest send passed by reference (0: never)
+  // Open connections B and C of every stream, each as `lanes` connections
+  // (WEFT_SOCKET_PER_DIRECTION > 0, WEFT_SOCKET_LANES, tcp_lanes.h).
+  bool perDirection = true;
+  int lanes = 1;
+  std::string congestion = "system";  // WEFT_SOCKET_CONGESTION (tcp_congestion.h)
+};
+
 class TcpTransport : public ChannelTable {
  public:
   ~TcpTransport() override;
-  // spliceMin: WEFT_SOCKET_SPLICE, the smallest send passed by reference;
-  // perDirection: open connections B and C of every stream, each as `lanes`
-  // connections (WEFT_SOCKET_LANES, tcp_lanes.h).
-  weftResult_t connectAll(Bootstrap& bootstrap, int nstreams, size_t spliceMin = 0,
-                          bool perDirection = true, int lanes = 1);
+  weftResult_t connectAll(Bootstrap& bootstrap, const TcpOptions& options);
   int nstreams() const override { return nstreams_; }
   // The channels of the mode set by setBulk.
   Channel* sendChannel(int peer, int stream) override { return channelFor(peer, stream, bulk_, 0); }

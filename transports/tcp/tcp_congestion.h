@@ -1,0 +1,52 @@
+// Congestion control of weft's TCP data connections (WEFT_SOCKET_CONGESTION).
+//
+// Why weft sets it at all: a connection whose two ends are one host (ranks of
+// a node over loopback, as with WEFT_SHM_DISABLE=1 or where shared memory is
+// unusable) crosses no network, so there is nothing to control, yet the
+// kernel's default algorithm still runs. BBR, a common default, then paces
+// every send with a timer (internal pacing, used whenever the qdisc is not
+// fq) at its estimate of a bottleneck that does not exist; CUBIC's slow-start
+// exit reads the receiver's scheduling delay as queueing. Reno does neither:
+// with no losses its window just grows, so only the receive window limits the
+// sender. With BBR as the system default, 2-rank loopback allreduces on Reno
+// ran 32-128 MiB 1.06-1.16x faster out of place and 1.14-1.47x in place, and
+// 1-8 MiB and small calls the same (docs/tuning.md, "Congestion control").
+// Connections between hosts keep the system's algorithm: there the network
+// may well need one.
+//
+// "reno" may be set by any process (the kernel always allows it); other names
+// must be in net.ipv4.tcp_allowed_congestion_control unless the process has
+// CAP_NET_ADMIN. Each end sets its own sending side, so ranks need not agree.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <string>
+
+#include "weft/weft.h"
+
+namespace weft {
+
+// True when a connection from `local` to `peer` stays inside one host: the
+// peer's address is this end's own, or a loopback address (127.0.0.0/8, ::1,
+// or either written as an IPv4-mapped IPv6 address).
+bool sameHostAddresses(const sockaddr_storage& local, const sockaddr_storage& peer);
+
+// Checks WEFT_SOCKET_CONGESTION's value `setting` before any connection is
+// made: "auto" and "system" always pass; an algorithm name must be one this
+// process may set (tried on a throwaway socket), else weftInvalidArgument
+// with a sentence naming the variable and what the kernel offers.
+weftResult_t checkCongestionSetting(const std::string& setting);
+
+// What applyCongestion found and left, for the log.
+struct CongestionOutcome {
+  bool sameHost = false;  // the connection stays inside this host
+  std::string running;    // the algorithm the socket runs now ("" if the kernel won't say)
+};
+
+// Applies `setting` to the connected TCP socket `fd`: "auto" sets Reno when
+// the connection stays inside the host (sameHostAddresses) and leaves it
+// otherwise, "system" always leaves it, and a name sets that algorithm.
+weftResult_t applyCongestion(int fd, const std::string& setting, CongestionOutcome* out);
+
+}  // namespace weft
