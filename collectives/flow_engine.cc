@@ -40,7 +40,7 @@ weftResult_t runPlan(FlowPlan& plan, const FlowRunOptions& opts) {
     st[f].total = plan.numItems(f);
     if (st[f].total > 0) ++remaining;
   }
-  Backoff backoff(opts.spinUs);
+  Backoff backoff(opts.spinUs, opts.yieldUs);
   bool deathSuspected = false;  // a peer's socket closed; confirmed after one more idle pass
   bool armed = false;           // doorbell armed, waiting for one more idle pass
   uint32_t armedSeq = 0;

@@ -30,7 +30,7 @@ weftResult_t LocalBoard::publishAndWait(const void* data, size_t bytes, const Fl
   for (int p = 0; p < nranks_; ++p)
     if (p != rank_) shm_->bell(p)->ring();
 
-  Backoff backoff(run.spinUs);
+  Backoff backoff(run.spinUs, run.yieldUs);
   const Deadline deadline = Deadline::after(run.timeoutSec);  // frozen time aside (core/wait.h)
   Doorbell* bell = shm_->doorbell();
   bool armed = false;

@@ -132,6 +132,7 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
   ctx.run.abortFlag = &c->aborted;
   ctx.run.timeoutSec = c->config.timeoutSec;
   ctx.run.spinUs = c->config.spinUs;
+  ctx.run.yieldUs = c->config.yieldUs;
   c->check.rank = rank;
   c->check.nranks = nranks;
   c->check.channels = c->headerChannels.get();

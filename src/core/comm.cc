@@ -202,6 +202,8 @@ weftResult_t readCommConfig(CommConfig* cfg) {
     return setError(weftInvalidArgument, "WEFT_TIMEOUT=%s: expected a positive number of seconds",
                     configString("WEFT_TIMEOUT").c_str());
   cfg->spinUs = configInt("WEFT_SPIN_US");
+  WEFT_CHECK(readSize("WEFT_YIELD_US", 0, 1000000, "0 to 1000000 (microseconds)", &v));
+  cfg->yieldUs = v;
   cfg->ibEnabled = configString("WEFT_IB_DISABLE") != "1";
   cfg->shmEnabled = configString("WEFT_SHM_DISABLE") != "1";
   cfg->shmMap = configString("WEFT_SHM_MAP") != "0";

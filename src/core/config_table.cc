@@ -56,7 +56,11 @@ const std::vector<ConfigVar>& configVars() {
       {"WEFT_REDUCE_ISA", "auto",
        "Host reduction kernels: auto (widest the CPU runs), avx512, avx2 or scalar."},
       {"WEFT_SPIN_US", "2",
-       "Microseconds a waiter spins before it yields (50 us more), then sleeps in poll()."},
+       "Microseconds a waiter spins before it yields (WEFT_YIELD_US more), then sleeps in "
+       "poll()."},
+      {"WEFT_YIELD_US", "150",
+       "Microseconds a waiter yields its core after spinning, before it sleeps in poll() (a "
+       "sleep costs a wake-up; a yield lets a rank sharing the core run)."},
       {"WEFT_UNIQUE_ID", "", "Hex unique id for weftCommInitFromEnv (set by weft-run)."},
       {"WEFT_RANK", "", "This process's rank for weftCommInitFromEnv."},
       {"WEFT_WORLD_SIZE", "", "Number of ranks for weftCommInitFromEnv."},

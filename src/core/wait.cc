@@ -52,11 +52,16 @@ int Deadline::remainingMs(int capMs) const {
   return static_cast<int>(std::clamp<int64_t>(left, 0, capMs));
 }
 
-// Measured on 2 cores (all_reduce_perf 8 B, WEFT_SPIN_US=0): a 50 us yield window
-// gave 11 us at 2 ranks and ~60 us at 4, against 24 us / ~110 us with none
-// and 13 us / ~70 us with 500 us.
-constexpr int64_t kYieldUs = 50;
-Backoff::Backoff(int64_t spinUs) : spinUs_(spinUs) {}
+// The yield window (WEFT_YIELD_US). Sleeping in poll() costs the waker an
+// interrupt to this core and, in a VM, the hypervisor's halt and wake-up;
+// yielding costs nothing when no one else wants the core, and lets a peer on
+// it run when one does. 150 us covers a 512 KiB chunk's arrival over loopback,
+// so a large call's ranks stop sleeping between chunks: 2-rank loopback
+// allreduces of 32-64 MiB ran 1.07-1.12x faster out of place than with 50 us,
+// 4 ranks on 2 cores 1.02-1.25x at 1-64 MiB over shared memory and 8 B-4 KiB
+// 1.35-1.4x over TCP; nothing was slower (docs/tuning.md, "Waiting"). An
+// earlier, noisier VM showed no order between 0, 50 and 500 us.
+Backoff::Backoff(int64_t spinUs, int64_t yieldUs) : spinUs_(spinUs), yieldUs_(yieldUs) {}
 
 Backoff::Step Backoff::next() {
   auto now = Clock::now();
@@ -65,7 +70,7 @@ Backoff::Step Backoff::next() {
   if (idleUs < spinUs_) return Step::kSpin;
   // Yield for a few spin periods more, then sleep: a peer sharing our core gets
   // to run during the yields, and an idle wait stops burning CPU after that.
-  if (idleUs < spinUs_ + kYieldUs) return Step::kYield;
+  if (idleUs < spinUs_ + yieldUs_) return Step::kYield;
   return Step::kSleep;
 }
 

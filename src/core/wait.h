@@ -42,8 +42,10 @@ class Deadline {
 // Decides what a waiting loop does next after an iteration without progress.
 class Backoff {
  public:
+  static constexpr int64_t kDefaultYieldUs = 150;  // WEFT_YIELD_US's default (wait.cc says why)
   enum class Step { kSpin, kYield, kSleep };
-  explicit Backoff(int64_t spinUs);
+  // Spin for spinUs, then yield for yieldUs more (WEFT_SPIN_US, WEFT_YIELD_US), then sleep.
+  explicit Backoff(int64_t spinUs, int64_t yieldUs = kDefaultYieldUs);
   Step next();  // call after an idle iteration
   // For loops that poll memory written by another agent (a stream, a GPU) and
   // have no fd to sleep on: next(), then spin on, yield, or sleep 50 us.
@@ -51,7 +53,7 @@ class Backoff {
   void reset() { idleSince_ = Clock::time_point::min(); }
 
  private:
-  int64_t spinUs_;
+  int64_t spinUs_, yieldUs_;
   Clock::time_point idleSince_ = Clock::time_point::min();
 };
 

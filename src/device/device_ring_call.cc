@@ -91,7 +91,7 @@ void giveUp(weftComm* comm, StagingBlock* block, weftResult_t r) {
 // goes through giveUp (the error, then the abort word), so that the kernel stops.
 weftResult_t waitKernel(weftComm* comm, StagingBlock* block, uint32_t gen, const Call& call) {
   Deadline deadline = Deadline::after(comm->config.timeoutSec);
-  Backoff backoff(comm->config.spinUs);
+  Backoff backoff(comm->config.spinUs, comm->config.yieldUs);
   Clock::time_point nextPeek = Clock::now();
   Clock::time_point goneAt = Clock::time_point::min();  // when a departed peer was first seen
   weftResult_t r = weftSuccess;

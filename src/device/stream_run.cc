@@ -29,7 +29,7 @@ weftResult_t failureOf(weftComm* comm) {
 weftResult_t waitStreamReady(weftComm* comm, const StagingBlock* block, uint32_t gen,
                              const Call& first) {
   Deadline deadline = Deadline::after(comm->config.timeoutSec);
-  Backoff backoff(comm->config.spinUs);
+  Backoff backoff(comm->config.spinUs, comm->config.yieldUs);
   while (!flagReached(__atomic_load_n(block->ready, __ATOMIC_ACQUIRE), gen)) {
     if (comm->aborted.load(std::memory_order_relaxed))
       return setError(weftInvalidUsage, "rank %d: %s on a stream: comm was aborted", comm->rank,

@@ -179,6 +179,7 @@ TEST(ReadCommConfig, DefaultsAndBadValues) {
   EXPECT_EQ(cfg.nstreams, 1);
   EXPECT_EQ(cfg.bulkMin, 64u << 10);
   EXPECT_EQ(cfg.socketCongestion, "auto");
+  EXPECT_EQ(cfg.yieldUs, 150);
   struct Case {
     const char* name;
     const char* value;
@@ -197,6 +198,7 @@ TEST(ReadCommConfig, DefaultsAndBadValues) {
        "WEFT_SOCKET_PER_DIRECTION=lots: expected 0 (off) or a size"},
       {"WEFT_GPU_RING", "2", "WEFT_GPU_RING=2: expected 0 or 1"},
       {"WEFT_MAX_CTAS", "0", "WEFT_MAX_CTAS=0: expected 1 to"},
+      {"WEFT_YIELD_US", "-5", "WEFT_YIELD_US=-5: expected 0 to 1000000 (microseconds)"},
       {"WEFT_SOCKET_CONGESTION", "warp", "WEFT_SOCKET_CONGESTION=warp: this kernel has no such"},
       {"WEFT_SOCKET_CONGESTION", "a_name_far_too_long",
        "WEFT_SOCKET_CONGESTION=a_name_far_too_long: expected auto, system or the name"},

@@ -2,6 +2,7 @@
 // count, time in which it ran does. A forked child waits on a pipe under a
 // deadline while the parent stops it (SIGSTOP) for longer than the gap that
 // marks a freeze, then continues it: the real thing, not a mocked clock.
+// Backoff: spin, then yield, then sleep, each for as long as it was given.
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
@@ -129,6 +130,61 @@ TEST(Deadline, NoLimitNeverExpires) {
   zero.restart();
   EXPECT_FALSE(zero.expired());
   EXPECT_EQ(zero.remainingMs(100), 100);
+}
+
+// Steps seen by a loop calling next() for `forUs` microseconds.
+struct StepsSeen {
+  bool spin = false, yield = false, sleep = false;
+  bool sleptBefore(int64_t us) const { return sleep && firstSleepUs < us; }
+  int64_t firstSleepUs = -1;
+};
+
+StepsSeen watch(weft::Backoff& b, int64_t forUs) {
+  StepsSeen seen;
+  const auto start = Clock::now();
+  for (;;) {
+    const int64_t at =
+        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count();
+    if (at > forUs) return seen;
+    switch (b.next()) {
+      case weft::Backoff::Step::kSpin:
+        seen.spin = true;
+        break;
+      case weft::Backoff::Step::kYield:
+        seen.yield = true;
+        break;
+      case weft::Backoff::Step::kSleep:
+        if (!seen.sleep) seen.firstSleepUs = at;
+        seen.sleep = true;
+        break;
+    }
+  }
+}
+
+TEST(Backoff, SpinsThenYieldsThenSleeps) {
+  // Windows of 20 and 30 ms: long enough that a busy machine's scheduling
+  // cannot skip one, short enough to keep the test quick.
+  weft::Backoff b(20000, 30000);
+  StepsSeen seen = watch(b, 80000);
+  EXPECT_TRUE(seen.spin && seen.yield && seen.sleep);
+  EXPECT_GE(seen.firstSleepUs, 50000);  // not before spin + yield
+}
+
+TEST(Backoff, NoWindowsSleepsAtOnce) {
+  weft::Backoff b(0, 0);
+  StepsSeen seen = watch(b, 1000);
+  EXPECT_FALSE(seen.spin);
+  EXPECT_FALSE(seen.yield);
+  EXPECT_TRUE(seen.sleptBefore(500));
+}
+
+TEST(Backoff, ResetStartsTheWindowsAgain) {
+  weft::Backoff b(0, 100000);  // yield for 100 ms
+  EXPECT_EQ(b.next(), weft::Backoff::Step::kYield);
+  b.reset();
+  EXPECT_EQ(b.next(), weft::Backoff::Step::kYield);
+  weft::Backoff sleeper(0, 0);
+  EXPECT_EQ(sleeper.next(), weft::Backoff::Step::kSleep);
 }
 
 }  // namespace
