@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "loopback_tcp.h"
 #include "transports/tcp/splice_sender.h"
 #include "transports/tcp/tcp_transport.h"
 
@@ -27,20 +28,10 @@ namespace {
 struct TcpPair {
   int fd[2] = {-1, -1};
   TcpPair() {
-    int ls = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(a);
-    EXPECT_EQ(bind(ls, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
-    EXPECT_EQ(listen(ls, 1), 0);
-    getsockname(ls, reinterpret_cast<sockaddr*>(&a), &len);
-    fd[0] = socket(AF_INET, SOCK_STREAM, 0);
-    EXPECT_EQ(connect(fd[0], reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
-    fd[1] = accept(ls, nullptr, nullptr);
-    close(ls);
-    int one = 1;
-    setsockopt(fd[0], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    std::vector<int> out, in;
+    connectLoopbackPairs(1, &out, &in);
+    fd[0] = out[0];
+    fd[1] = in[0];
   }
   ~TcpPair() {
     for (int f : fd)

@@ -11,8 +11,10 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
+#include "loopback_tcp.h"
 #include "transports/tcp/tcp_congestion.h"
 
 namespace weft {
@@ -78,18 +80,10 @@ TEST(CongestionSetting, BadNamesSayWhichVariable) {
 struct LoopbackPair {
   int a = -1, b = -1;
   LoopbackPair() {
-    int ls = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    EXPECT_EQ(bind(ls, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-    EXPECT_EQ(listen(ls, 1), 0);
-    getsockname(ls, reinterpret_cast<sockaddr*>(&addr), &len);
-    a = socket(AF_INET, SOCK_STREAM, 0);
-    EXPECT_EQ(connect(a, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-    b = accept(ls, nullptr, nullptr);
-    close(ls);
+    std::vector<int> out, in;
+    connectLoopbackPairs(1, &out, &in);
+    a = out[0];
+    b = in[0];
   }
   ~LoopbackPair() {
     close(a);

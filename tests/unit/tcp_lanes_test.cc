@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "loopback_tcp.h"
 #include "transports/tcp/tcp_lanes.h"
 #include "transports/tcp/tcp_transport.h"
 
@@ -27,25 +28,7 @@ constexpr size_t kPiece = TcpLanes::kPieceBytes;
 // `n` connected loopback pairs; sender ends in out[], receiver ends in in[].
 struct LanePairs {
   std::vector<int> out, in;
-  explicit LanePairs(int n) {
-    int ls = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(a);
-    EXPECT_EQ(bind(ls, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
-    EXPECT_EQ(listen(ls, n), 0);
-    getsockname(ls, reinterpret_cast<sockaddr*>(&a), &len);
-    for (int i = 0; i < n; ++i) {
-      int c = socket(AF_INET, SOCK_STREAM, 0);
-      EXPECT_EQ(connect(c, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
-      int one = 1;
-      setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-      out.push_back(c);
-      in.push_back(accept(ls, nullptr, nullptr));
-    }
-    close(ls);
-  }
+  explicit LanePairs(int n) { connectLoopbackPairs(n, &out, &in); }
   ~LanePairs() {
     for (int f : out) close(f);
     for (int f : in)
