@@ -68,7 +68,7 @@ Backoff::Step Backoff::next() {
   if (idleSince_ == Clock::time_point::min()) idleSince_ = now;
   auto idleUs = std::chrono::duration_cast<std::chrono::microseconds>(now - idleSince_).count();
   if (idleUs < spinUs_) return Step::kSpin;
-  // Yield for a few spin periods more, then sleep: a peer sharing our core gets
+  // Yield for the yield window more, then sleep: a peer sharing our core gets
   // to run during the yields, and an idle wait stops burning CPU after that.
   if (idleUs < spinUs_ + yieldUs_) return Step::kYield;
   return Step::kSleep;
