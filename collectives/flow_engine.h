@@ -14,7 +14,6 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/wait.h"
 #include "transports/channel.h"
 
 namespace weft {
@@ -55,7 +54,7 @@ struct FlowRunOptions {
   const std::atomic<bool>* abortFlag = nullptr;
   double timeoutSec = 300;
   int64_t spinUs = 30;
-  int64_t yieldUs = Backoff::kDefaultYieldUs;
+  int64_t yieldUs = 150;         // WEFT_YIELD_US's default (src/core/wait.cc says why)
   Doorbell* doorbell = nullptr;  // this rank's, when shared-memory channels are in use
   // When set and pending, the first board publish or flow run of a call sends
   // and checks the call header (collectives/call_header.h).

@@ -46,7 +46,7 @@ struct CommConfig {
   std::string socketCongestion = "auto";  // WEFT_SOCKET_CONGESTION
   double timeoutSec = 300;
   int64_t spinUs = 2;
-  int64_t yieldUs = 150;  // WEFT_YIELD_US
+  int64_t yieldUs = 150;  // WEFT_YIELD_US (src/core/wait.cc says why)
   bool shmEnabled = true;
   bool shmMap = true;      // WEFT_SHM_MAP
   bool checkCalls = true;  // WEFT_CHECK_CALLS: collective-mismatch headers

@@ -42,10 +42,9 @@ class Deadline {
 // Decides what a waiting loop does next after an iteration without progress.
 class Backoff {
  public:
-  static constexpr int64_t kDefaultYieldUs = 150;  // WEFT_YIELD_US's default (wait.cc says why)
   enum class Step { kSpin, kYield, kSleep };
   // Spin for spinUs, then yield for yieldUs more (WEFT_SPIN_US, WEFT_YIELD_US), then sleep.
-  explicit Backoff(int64_t spinUs, int64_t yieldUs = kDefaultYieldUs);
+  Backoff(int64_t spinUs, int64_t yieldUs);
   Step next();  // call after an idle iteration
   // For loops that poll memory written by another agent (a stream, a GPU) and
   // have no fd to sleep on: next(), then spin on, yield, or sleep 50 us.

@@ -5,7 +5,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
+
+#include "core/read_line.h"
 
 namespace weft::topo {
 
@@ -60,9 +61,9 @@ std::string currentCpuAffinity() {
 }
 
 std::string verbsDeviceLocalCpus(const std::string& ibvName, const std::string& sysfsRoot) {
-  std::ifstream in(sysfsRoot + "/class/infiniband/" + ibvName + "/device/local_cpulist");
-  std::string line;
-  if (!in || !std::getline(in, line)) return "";
+  const std::string line =
+      readFirstLine(sysfsRoot + "/class/infiniband/" + ibvName + "/device/local_cpulist");
+  if (line.empty()) return "";
   return formatCpuList(parseCpuList(line));
 }
 

@@ -6,21 +6,14 @@
 #include <net/if_arp.h>
 
 #include <cstring>
-#include <fstream>
 #include <string>
 
 #include "core/error.h"
+#include "core/read_line.h"
 #include "transports/ib/ib_cm_wire.h"
 
 namespace weft {
 namespace {
-
-std::string readLine(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
 
 // The IPoIB interface of the port whose GID is `gid`, with an address:
 // IPv4 first, else a global IPv6 one. False when there is none.
@@ -30,9 +23,9 @@ bool ipoibAddress(const uint8_t gid[16], sockaddr_storage* out, std::string* ifn
   std::string found;
   while (dirent* d = readdir(dir)) {
     const std::string base = std::string("/sys/class/net/") + d->d_name;
-    if (d->d_name[0] == '.' || readLine(base + "/type") != std::to_string(ARPHRD_INFINIBAND))
+    if (d->d_name[0] == '.' || readFirstLine(base + "/type") != std::to_string(ARPHRD_INFINIBAND))
       continue;
-    if (!ipoibAddressHasGid(readLine(base + "/address"), gid)) continue;
+    if (!ipoibAddressHasGid(readFirstLine(base + "/address"), gid)) continue;
     found = d->d_name;
     break;
   }

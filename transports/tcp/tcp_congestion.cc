@@ -7,9 +7,9 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 
 #include "core/error.h"
+#include "core/read_line.h"
 
 namespace weft {
 namespace {
@@ -33,13 +33,6 @@ bool ipv4Of(const sockaddr_storage& a, uint32_t* out) {
   return false;
 }
 
-std::string firstLineOf(const char* path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
-
 // The socket's current algorithm, or "" when the kernel will not say.
 std::string runningOn(int fd) {
   char name[64] = {};
@@ -58,13 +51,13 @@ weftResult_t setAlgorithm(int fd, const std::string& name) {
                     "WEFT_SOCKET_CONGESTION=%s: this kernel has no such TCP congestion control "
                     "(available: %s); use auto, system or one of those",
                     name.c_str(),
-                    firstLineOf("/proc/sys/net/ipv4/tcp_available_congestion_control").c_str());
+                    readFirstLine("/proc/sys/net/ipv4/tcp_available_congestion_control").c_str());
   if (e == EPERM)
     return setError(weftInvalidArgument,
                     "WEFT_SOCKET_CONGESTION=%s: this process may not set it (allowed without "
                     "CAP_NET_ADMIN: %s); use auto, system or one of those",
                     name.c_str(),
-                    firstLineOf("/proc/sys/net/ipv4/tcp_allowed_congestion_control").c_str());
+                    readFirstLine("/proc/sys/net/ipv4/tcp_allowed_congestion_control").c_str());
   return setError(weftSystemError, "WEFT_SOCKET_CONGESTION=%s: setsockopt(TCP_CONGESTION): %s",
                   name.c_str(), strerror(e));
 }

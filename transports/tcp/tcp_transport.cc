@@ -84,7 +84,6 @@ void TcpTransport::shutdownAll() {
 }
 
 weftResult_t TcpTransport::connectAll(Bootstrap& bs, const TcpOptions& options) {
-  WEFT_CHECK(checkCongestionSetting(options.congestion));  // before any peer waits on us
   int n = bs.nranks(), me = bs.rank();
   const int nstreams = options.nstreams;
   const size_t spliceMin = options.spliceMin;

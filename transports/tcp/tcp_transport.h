@@ -74,7 +74,9 @@ struct TcpOptions {
   // (WEFT_SOCKET_PER_DIRECTION > 0, WEFT_SOCKET_LANES, tcp_lanes.h).
   bool perDirection = true;
   int lanes = 1;
-  std::string congestion = "system";  // WEFT_SOCKET_CONGESTION (tcp_congestion.h)
+  // WEFT_SOCKET_CONGESTION (tcp_congestion.h); readCommConfig has checked it,
+  // so a bad name fails init before any connection is made.
+  std::string congestion = "system";
 };
 
 class TcpTransport : public ChannelTable {
