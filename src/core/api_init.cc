@@ -52,6 +52,19 @@ weftResult_t allocStaging(weftComm* c) {
   return weftSuccess;
 }
 
+// WEFT_SPIN_US=auto: no spinning where the node's ranks outnumber its CPUs
+// (core/cpu_share.h says why). Every rank of a node reaches the same verdict.
+void settleSpin(weftComm* c) {
+  const NodeCpus node = nodeCpusOf(c->places, c->rank);
+  if (node.oversubscribed) noteOversubscribed();
+  if (!c->config.spinAuto) return;
+  c->config.spinUs = node.oversubscribed ? 0 : CommConfig::kSpinUsDefault;
+  const std::string cpus = node.cpus > 0 ? std::to_string(node.cpus) : "unknown";
+  WEFT_INFO(INIT, "rank %d: %d rank(s) of this node on %s CPU(s)%s: waiters spin %lld us", c->rank,
+            node.ranks, cpus.c_str(), node.oversubscribed ? ", oversubscribed" : "",
+            static_cast<long long>(c->config.spinUs));
+}
+
 weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank) {
   c->rank = rank;
   c->nranks = nranks;
@@ -65,6 +78,7 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
   WEFT_CHECK(c->bootstrap->init(id, rank, nranks, &c->aborted));
   WEFT_CHECK(checkJobWideConfig(*c->bootstrap));  // first: later steps depend on them
   WEFT_CHECK(gatherRankPlaces(*c->bootstrap, &c->places));
+  settleSpin(c);
   c->tcp = std::make_unique<TcpTransport>();
   if (nranks > 1) {
     TcpOptions tcp;

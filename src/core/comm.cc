@@ -201,7 +201,11 @@ weftResult_t readCommConfig(CommConfig* cfg) {
   if (cfg->timeoutSec <= 0)
     return setError(weftInvalidArgument, "WEFT_TIMEOUT=%s: expected a positive number of seconds",
                     configString("WEFT_TIMEOUT").c_str());
-  cfg->spinUs = configInt("WEFT_SPIN_US");
+  cfg->spinAuto = configString("WEFT_SPIN_US") == "auto";
+  if (!cfg->spinAuto) {
+    WEFT_CHECK(readSize("WEFT_SPIN_US", 0, 1000000, "auto or 0 to 1000000 (microseconds)", &v));
+    cfg->spinUs = v;
+  }
   WEFT_CHECK(readSize("WEFT_YIELD_US", 0, 1000000, "0 to 1000000 (microseconds)", &v));
   cfg->yieldUs = v;
   cfg->ibEnabled = configString("WEFT_IB_DISABLE") != "1";

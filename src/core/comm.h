@@ -45,7 +45,11 @@ struct CommConfig {
   size_t spliceMaxCall = 512 << 10;       // WEFT_SOCKET_SPLICE_MAX
   std::string socketCongestion = "auto";  // WEFT_SOCKET_CONGESTION
   double timeoutSec = 300;
-  int64_t spinUs = 2;
+  // WEFT_SPIN_US; auto: kSpinUsDefault, or 0 where the node has more ranks
+  // than CPUs (core/cpu_share.h), settled at init once the ranks' places are known.
+  static constexpr int64_t kSpinUsDefault = 2;
+  int64_t spinUs = kSpinUsDefault;
+  bool spinAuto = true;
   int64_t yieldUs = 150;  // WEFT_YIELD_US (src/core/wait.cc says why)
   bool shmEnabled = true;
   bool shmMap = true;      // WEFT_SHM_MAP

@@ -55,9 +55,9 @@ const std::vector<ConfigVar>& configVars() {
        "Largest per-rank message that uses the one-round (oneshot) algorithm."},
       {"WEFT_REDUCE_ISA", "auto",
        "Host reduction kernels: auto (widest the CPU runs), avx512, avx2 or scalar."},
-      {"WEFT_SPIN_US", "2",
+      {"WEFT_SPIN_US", "auto",
        "Microseconds a waiter spins before it yields (WEFT_YIELD_US more), then sleeps in "
-       "poll()."},
+       "poll(); auto: 2, or 0 where a node's ranks outnumber the CPUs they may run on."},
       {"WEFT_YIELD_US", "150",
        "Microseconds a waiter yields its core after spinning, before it sleeps in poll() (a "
        "sleep costs a wake-up; a yield lets a rank sharing the core run)."},

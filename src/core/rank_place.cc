@@ -13,9 +13,9 @@ namespace weft {
 
 weftResult_t gatherRankPlaces(Bootstrap& bs, std::vector<RankPlace>* places) {
   const int n = bs.nranks(), me = bs.rank();
-  places->assign(n, RankPlace{0, 0, -1});
+  places->assign(n, RankPlace{0, 0, -1, CpuShare{}});
   (*places)[me] = {nodeIdentityHash(), static_cast<int64_t>(getpid()),
-                   topo::gpuRingPosition(configString("WEFT_RANK_GPU"))};
+                   topo::gpuRingPosition(configString("WEFT_RANK_GPU")), readCpuShare()};
   if (n > 1) WEFT_CHECK(bs.allgather(places->data(), sizeof(RankPlace)));
   return weftSuccess;
 }
@@ -28,6 +28,16 @@ void localIndexOf(const std::vector<RankPlace>& places, int rank, int* index, in
     if (r < rank) ++*index;
     ++*count;
   }
+}
+
+NodeCpus nodeCpusOf(const std::vector<RankPlace>& places, int rank) {
+  std::vector<uint64_t> nodes;
+  std::vector<CpuShare> shares;
+  for (const RankPlace& p : places) {
+    nodes.push_back(p.node);
+    shares.push_back(p.cpu);
+  }
+  return judgeNodeCpus(nodes, shares, rank);
 }
 
 }  // namespace weft

@@ -180,6 +180,7 @@ TEST(ReadCommConfig, DefaultsAndBadValues) {
   EXPECT_EQ(cfg.bulkMin, 64u << 10);
   EXPECT_EQ(cfg.socketCongestion, "auto");
   EXPECT_EQ(cfg.yieldUs, 150);
+  EXPECT_TRUE(cfg.spinAuto);
   struct Case {
     const char* name;
     const char* value;
@@ -198,6 +199,7 @@ TEST(ReadCommConfig, DefaultsAndBadValues) {
        "WEFT_SOCKET_PER_DIRECTION=lots: expected 0 (off) or a size"},
       {"WEFT_GPU_RING", "2", "WEFT_GPU_RING=2: expected 0 or 1"},
       {"WEFT_MAX_CTAS", "0", "WEFT_MAX_CTAS=0: expected 1 to"},
+      {"WEFT_SPIN_US", "fast", "WEFT_SPIN_US=fast: expected auto or 0 to 1000000 (microseconds)"},
       {"WEFT_YIELD_US", "-5", "WEFT_YIELD_US=-5: expected 0 to 1000000 (microseconds)"},
       {"WEFT_SOCKET_CONGESTION", "warp", "WEFT_SOCKET_CONGESTION=warp: this kernel has no such"},
       {"WEFT_SOCKET_CONGESTION", "a_name_far_too_long",
@@ -222,6 +224,12 @@ TEST(ReadCommConfig, DefaultsAndBadValues) {
   ASSERT_EQ(weft::readCommConfig(&cfg), weftSuccess) << weft::lastError();
   EXPECT_EQ(cfg.socketCongestion, "reno");
   unsetenv("WEFT_SOCKET_CONGESTION");
+  setenv("WEFT_SPIN_US", "7", 1);  // a number is kept whatever the node
+  weft::CommConfig spin;
+  ASSERT_EQ(weft::readCommConfig(&spin), weftSuccess) << weft::lastError();
+  EXPECT_FALSE(spin.spinAuto);
+  EXPECT_EQ(spin.spinUs, 7);
+  unsetenv("WEFT_SPIN_US");
 }
 
 }  // namespace
