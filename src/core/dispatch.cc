@@ -113,7 +113,10 @@ weftResult_t runCollectiveOn(weftComm* comm, const Call& call) {
   }
   switch (call.kind) {
     case CollKind::kAllReduce:
-      return small && fitsStaging ? oneshotAllReduce(ctx, a) : ringAllReduce(ctx, a);
+      if (algo == Algo::kOneshot)
+        return fitsStaging ? oneshotAllReduce(ctx, a) : ringAllReduce(ctx, a);
+      return algo == Algo::kAuto && oneshotFits(comm, bytes) ? oneshotAllReduce(ctx, a)
+                                                             : ringAllReduce(ctx, a);
     case CollKind::kAllGather:
       return small ? directAllGather(ctx, a) : ringAllGather(ctx, a);
     case CollKind::kReduceScatter:
