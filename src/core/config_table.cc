@@ -53,7 +53,8 @@ const std::vector<ConfigVar>& configVars() {
        "init."},
       {"WEFT_ONESHOT_MAX", "64K",
        "Largest per-rank message that uses the one-round (oneshot) algorithm; on one node "
-       "without shared memory, also only while (n-1) x the message is at most 96 KiB."},
+       "without shared memory, allreduce and allgather also only while (n-1) x the message is "
+       "at most 96 and 128 KiB."},
       {"WEFT_REDUCE_ISA", "auto",
        "Host reduction kernels: auto (widest the CPU runs), avx512, avx2 or scalar."},
       {"WEFT_SPIN_US", "auto",

@@ -118,7 +118,10 @@ weftResult_t runCollectiveOn(weftComm* comm, const Call& call) {
       return algo == Algo::kAuto && oneshotFits(comm, bytes) ? oneshotAllReduce(ctx, a)
                                                              : ringAllReduce(ctx, a);
     case CollKind::kAllGather:
-      return small ? directAllGather(ctx, a) : ringAllGather(ctx, a);
+      return algo == Algo::kOneshot ||
+                     (algo == Algo::kAuto && oneRoundFits(comm, bytes, kDirectGatherReceiveMax))
+                 ? directAllGather(ctx, a)
+                 : ringAllGather(ctx, a);
     case CollKind::kReduceScatter:
       return ringReduceScatter(ctx, a);
     case CollKind::kBroadcast:

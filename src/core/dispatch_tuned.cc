@@ -63,9 +63,13 @@ bool singleNodeTree(const weftComm* comm, bool allReduce, size_t bytes) {
 
 }  // namespace
 
-bool oneshotFits(const weftComm* comm, size_t bytes) {
+bool oneRoundFits(const weftComm* comm, size_t bytes, size_t receiveMax) {
   const size_t receives = static_cast<size_t>(comm->nranks - 1) * bytes;
-  return bytes <= comm->config.oneshotMax && receives <= kOneshotReceiveMax &&
+  return bytes <= comm->config.oneshotMax && receives <= receiveMax;
+}
+
+bool oneshotFits(const weftComm* comm, size_t bytes) {
+  return oneRoundFits(comm, bytes, kOneshotReceiveMax) &&
          oneshotStagingBytes(comm->nranks, bytes) <= comm->ctx.stagingBytes;
 }
 
