@@ -33,10 +33,12 @@ weftResult_t submit(weftComm_t comm, const char* fn, Call call, weftStream_t str
     WEFT_CHECK(recordInGroup(comm, fn, call));
     return weftSuccess;
   }
+  // A blocking host call with nothing queued runs here, without a copy of it.
+  if (stream == nullptr && request == nullptr && comm->progress.idle())
+    return executeCalls(comm, &call, 1);
   std::vector<Call> calls{call};
   // On a stream: enqueued there, and its collective queued behind the others.
   if (stream != nullptr) return enqueueOnStream(comm, fn, calls, stream);
-  if (request == nullptr && comm->progress.idle()) return executeCalls(comm, calls);
   auto* req = new weftRequest();
   req->work = [comm, calls] { return executeCalls(comm, calls); };
   comm->progress.submit(req);

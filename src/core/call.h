@@ -51,7 +51,10 @@ weftResult_t validateCall(weftComm* comm, const char* fn, Call* call, weftStream
 // Runs the calls of one communicator (a single call, or a group's): the
 // collectives in call order, then all point-to-point calls fused. A transport
 // failure breaks the communicator.
-weftResult_t executeCalls(weftComm* comm, const std::vector<Call>& calls);
+weftResult_t executeCalls(weftComm* comm, const Call* calls, size_t ncalls);
+inline weftResult_t executeCalls(weftComm* comm, const std::vector<Call>& calls) {
+  return executeCalls(comm, calls.data(), calls.size());
+}
 
 // Checks `call` against the peers' calls (its call header, call_header.h)
 // without moving data: for a call whose data moves elsewhere (the GPU ring

@@ -239,6 +239,7 @@ void weftComm::markBroken(weftResult_t r, const std::string& text) {
   if (failure != weftSuccess) return;
   failure = r;
   failureText = text;
+  broken.store(true, std::memory_order_release);
   // One line per failure: the log prefix has host, pid and rank; the text
   // names the call and the peer; the transports in use complete it.
   const int local = shm ? shm->localRanks() - 1 : 0;

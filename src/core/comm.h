@@ -133,6 +133,9 @@ struct weftComm {
   std::mutex failMu;
   weftResult_t failure = weftSuccess;
   std::string failureText;
+  // Set (release) once failure and failureText are: lets every call check for
+  // a failure without taking failMu (acquire, then failMu for the text).
+  std::atomic<bool> broken{false};
 
   ~weftComm();
   void markBroken(weftResult_t r, const std::string& text);

@@ -196,7 +196,7 @@ weftResult_t checkCallOnly(weftComm* comm, const Call& call) {
   return setErrorString(r, text);
 }
 
-weftResult_t executeCalls(weftComm* comm, const std::vector<Call>& calls) {
+weftResult_t executeCalls(weftComm* comm, const Call* calls, size_t ncalls) {
   // After the calls, user buffers may be freed: drop their verbs registrations.
   struct EndCalls {
     weftComm* comm;
@@ -204,15 +204,15 @@ weftResult_t executeCalls(weftComm* comm, const std::vector<Call>& calls) {
       if (comm->ib) comm->ib->endCalls();
     }
   } endCalls{comm};
-  {
+  if (comm->broken.load(std::memory_order_acquire)) {  // no lock on the way of every call
     std::lock_guard<std::mutex> lock(comm->failMu);
-    if (comm->failure != weftSuccess)
-      return setError(comm->failure, "communicator is broken by an earlier failure: %s",
-                      comm->failureText.c_str());
+    return setError(comm->failure, "communicator is broken by an earlier failure: %s",
+                    comm->failureText.c_str());
   }
   std::vector<P2POp> p2p;
   const Call* firstP2P = nullptr;
-  for (const Call& call : calls) {
+  for (const Call* it = calls; it != calls + ncalls; ++it) {
+    const Call& call = *it;
     if (isP2P(call.kind)) {
       if (firstP2P == nullptr) firstP2P = &call;
       size_t bytes = call.args.count * datatypeSize(call.args.datatype);
@@ -244,7 +244,7 @@ weftResult_t executeCalls(weftComm* comm, const std::vector<Call>& calls) {
     comm->check.mismatch = false;
     weftResult_t r = runP2P(comm->ctx, p2p.data(), p2p.size(), comm->config.checkCalls);
     if (r != weftSuccess) {
-      std::string what = calls.size() > 1 ? "group of point-to-point calls starting with " : "";
+      std::string what = ncalls > 1 ? "group of point-to-point calls starting with " : "";
       std::string text = "rank " + std::to_string(comm->rank) + ": " + what +
                          describeCall(*firstP2P) + ": " + lastError();
       if (r != weftInvalidUsage || comm->check.mismatch) comm->markBroken(r, text);

@@ -25,13 +25,12 @@ void ProgressThread::submit(weftRequest* req) {
     thread_ = std::thread([this] { loop(); });
   }
   queue_.push_back(req);
-  ++submitted_;
+  submitted_.fetch_add(1, std::memory_order_relaxed);
   cv_.notify_one();
 }
 
 bool ProgressThread::idle() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return submitted_ == completed_;
+  return completed_.load(std::memory_order_acquire) == submitted_.load(std::memory_order_relaxed);
 }
 
 void ProgressThread::stop() {
@@ -71,7 +70,7 @@ void ProgressThread::loop() {
       // Counted before `done` is published, so a caller that saw its last request
       // finish also sees the thread idle and may run the next call inline.
       std::lock_guard<std::mutex> lock(mu_);
-      ++completed_;
+      completed_.fetch_add(1, std::memory_order_release);
     }
     if (req->detached) {
       delete req;

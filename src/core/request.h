@@ -60,8 +60,12 @@ class ProgressThread {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<weftRequest*> queue_;
-  uint64_t submitted_ = 0;
-  uint64_t completed_ = 0;
+  // Atomics so that idle(), asked before every blocking call, takes no lock:
+  // submitted_ is written by the submitting thread (under mu_), completed_ by
+  // the progress thread after a request's work (release), so a caller that
+  // sees them equal (acquire) also sees everything that work did.
+  std::atomic<uint64_t> submitted_{0};
+  std::atomic<uint64_t> completed_{0};
   bool stopping_ = false;
   std::string cpus_;
   std::thread thread_;
