@@ -19,17 +19,25 @@ out=$(mktemp)
 trap 'rm -f "$out" "$out".*' EXIT
 fail=0
 export WEFT_TIMEOUT=30
-# A port per case, from this shell's pid, away from the ephemeral range.
-port=$((20000 + ($$ % 4000) * 4))
+# A port per case, from this shell's pid, below the kernel's ephemeral range
+# (whose ports the other tests' connections take: a port at 34578 was once
+# in use), and a retry on another port if one is taken all the same.
+low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+[ "$low" -gt 12000 ] 2>/dev/null || low=32768
+port=$((10000 + ($$ % ((low - 10000) / 8 - 2)) * 8))
 
 # pair NAME RANKVAR SIZEVAR: rank 0 and rank 1 started by hand, as a launcher would.
 pair() {
-  port=$((port + 1))
-  env WEFT_ROOT_ADDR=127.0.0.1:$port "$2=0" "$3=2" "$mp" $small >"$out.0" 2>&1 &
-  env WEFT_ROOT_ADDR=127.0.0.1:$port "$2=1" "$3=2" "$mp" $small >"$out.1" 2>&1
-  rc1=$?
-  wait $!
-  rc0=$?
+  for attempt in 1 2 3; do
+    port=$((port + 1))
+    env WEFT_ROOT_ADDR=127.0.0.1:$port "$2=0" "$3=2" "$mp" $small >"$out.0" 2>&1 &
+    env WEFT_ROOT_ADDR=127.0.0.1:$port "$2=1" "$3=2" "$mp" $small >"$out.1" 2>&1
+    rc1=$?
+    wait $!
+    rc0=$?
+    grep -q "Address already in use" "$out.0" || break
+    echo "--- $1: port $port is taken (attempt $attempt), trying the next one"
+  done
   echo "--- $1: rank 0 exit $rc0, rank 1 exit $rc1"
   grep -hE 'passed|cannot join' "$out.0" "$out.1" | cut -c1-200
   if [ "$rc0" -ne 0 ] || [ "$rc1" -ne 0 ]; then
