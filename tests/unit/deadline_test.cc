@@ -143,10 +143,14 @@ StepsSeen watch(weft::Backoff& b, int64_t forUs) {
   StepsSeen seen;
   const auto start = Clock::now();
   for (;;) {
+    const weft::Backoff::Step step = b.next();
+    // Read after next(), whose own clock read (and idle start) follow `start`:
+    // so `at` is never less than the time Backoff went by, even where the two
+    // reads are far apart (a sanitizer build once saw 49999 us for a 50 ms window).
     const int64_t at =
         std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count();
     if (at > forUs) return seen;
-    switch (b.next()) {
+    switch (step) {
       case weft::Backoff::Step::kSpin:
         seen.spin = true;
         break;
