@@ -25,6 +25,9 @@ int cpusOf(const std::string& quota, const std::string& period) {
   return static_cast<int>((q + p - 1) / p);
 }
 
+// The tighter of two quotas, where 0 is none.
+int tighter(int a, int b) { return a == 0 || (b > 0 && b < a) ? b : a; }
+
 // The smallest quota on `path` and its ancestors under `root`; 0: none.
 // Walking up also finds a container's own cgroup when /proc/self/cgroup
 // names the host's path for it (cgroup v1 without a cgroup namespace).
@@ -32,8 +35,7 @@ template <class ReadQuota>
 int smallestQuotaUp(const std::string& root, std::string path, ReadQuota readQuota) {
   int best = 0;
   for (;;) {
-    const int q = readQuota(root + path);
-    if (q > 0 && (best == 0 || q < best)) best = q;
+    best = tighter(best, readQuota(root + path));
     if (path.empty() || path == "/") return best;
     const size_t cut = path.find_last_of('/');
     path = cut == std::string::npos || cut == 0 ? "/" : path.substr(0, cut);
@@ -54,24 +56,21 @@ int readQuotaCpus() {
   std::ifstream in("/proc/self/cgroup");
   std::string line;
   int best = 0;
-  auto take = [&](int q) {
-    if (q > 0 && (best == 0 || q < best)) best = q;
-  };
   while (std::getline(in, line)) {
     const size_t a = line.find(':'), b = line.find(':', a + 1);
     if (a == std::string::npos || b == std::string::npos) continue;
     const std::string id = line.substr(0, a), controllers = line.substr(a + 1, b - a - 1);
     const std::string path = line.substr(b + 1);
     if (id == "0" && controllers.empty()) {
-      take(smallestQuotaUp("/sys/fs/cgroup", path, [](const std::string& dir) {
-        return quotaCpusFromCpuMax(readFirstLine(dir + "/cpu.max"));
-      }));
+      best = tighter(best, smallestQuotaUp("/sys/fs/cgroup", path, [](const std::string& dir) {
+                       return quotaCpusFromCpuMax(readFirstLine(dir + "/cpu.max"));
+                     }));
     } else if (listsController(controllers, "cpu")) {
       for (const char* root : {"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"})
-        take(smallestQuotaUp(root, path, [](const std::string& dir) {
-          return quotaCpusFromV1(readFirstLine(dir + "/cpu.cfs_quota_us"),
-                                 readFirstLine(dir + "/cpu.cfs_period_us"));
-        }));
+        best = tighter(best, smallestQuotaUp(root, path, [](const std::string& dir) {
+                         return quotaCpusFromV1(readFirstLine(dir + "/cpu.cfs_quota_us"),
+                                                readFirstLine(dir + "/cpu.cfs_period_us"));
+                       }));
     }
   }
   return best;

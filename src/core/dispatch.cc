@@ -115,8 +115,10 @@ weftResult_t runCollectiveOn(weftComm* comm, const Call& call) {
     case CollKind::kAllReduce:
       if (algo == Algo::kOneshot)
         return fitsStaging ? oneshotAllReduce(ctx, a) : ringAllReduce(ctx, a);
-      return algo == Algo::kAuto && oneshotFits(comm, bytes) ? oneshotAllReduce(ctx, a)
-                                                             : ringAllReduce(ctx, a);
+      if (algo == Algo::kAuto && oneshotFits(comm, bytes)) return oneshotAllReduce(ctx, a);
+      if (algo == Algo::kAuto && !comm->board && singleNodeTreeFits(comm, bytes))
+        return runSingleNodeTree(comm, call);
+      return ringAllReduce(ctx, a);
     case CollKind::kAllGather:
       return algo == Algo::kOneshot ||
                      (algo == Algo::kAuto && oneRoundFits(comm, bytes, kDirectGatherReceiveMax))

@@ -48,53 +48,11 @@ void logChoice(const weftComm* comm, CollKind kind, size_t bytes, const TunedCho
             ch.chunkBytes, ch.streams, ch.predictedUs);
 }
 
-// One node without shared memory (WEFT_SHM_DISABLE=1, or segments that
-// could not be mapped): allreduces past the one-round limit and up to this
-// size take the double binary tree instead of the ring. Measured over loopback
-// TCP, 4 ranks at 64 KiB: tree 80 us, ring 97, one round 190; 8 ranks at
-// 16-64 KiB: tree 160-216, ring 334-404. The tuner's link model comes from a
-// two-rank probe and does not see ranks queueing for cores, so it is not asked.
-constexpr size_t kSingleNodeTreeMax = 64 << 10;
-
-bool singleNodeTree(const weftComm* comm, bool allReduce, size_t bytes) {
-  return allReduce && comm->config.algo == Algo::kAuto && !comm->board && comm->nranks > 2 &&
-         bytes <= kSingleNodeTreeMax && !oneshotFits(comm, bytes);
-}
-
-}  // namespace
-
-bool oneRoundFits(const weftComm* comm, size_t bytes, size_t receiveMax) {
-  const size_t receives = static_cast<size_t>(comm->nranks - 1) * bytes;
-  return bytes <= comm->config.oneshotMax && receives <= receiveMax;
-}
-
-bool oneshotFits(const weftComm* comm, size_t bytes) {
-  return oneRoundFits(comm, bytes, kOneshotReceiveMax) &&
-         oneshotStagingBytes(comm->nranks, bytes) <= comm->ctx.stagingBytes;
-}
-
-bool runTuned(weftComm* comm, const Call& call, weftResult_t* result) {
+// Runs `call` as `ch` says (logged), with its chunk and streams on the ring view.
+weftResult_t runChoice(weftComm* comm, const Call& call, size_t bytes, TunedChoice ch) {
   const bool allReduce = call.kind == CollKind::kAllReduce;
-  if (!allReduce && call.kind != CollKind::kAllGather) return false;
-  if (!comm->tuner.ready() || comm->nranks == 1) return false;
-  const Algo algo = comm->config.algo;
-  const CommTopo& topo = comm->topo;
-  if (algo == Algo::kOneshot) return false;
   const CollArgs& a = call.args;
-  const size_t bytes = a.count * datatypeSize(a.datatype);
-  const bool tree1 = topo.nnodes == 1 && singleNodeTree(comm, allReduce, bytes);
-  if ((algo == Algo::kAuto || algo == Algo::kRing) && topo.nnodes == 1 && !tree1) return false;
-
-  TunedChoice ch;
-  if (tree1) {
-    ch.algo = Tuned::kTree;
-    ch.predictedUs = comm->tuner.allReduceUs(Tuned::kTree, bytes, &ch.chunkBytes);
-    ch.streams = comm->config.nstreams;
-  } else {
-    ch = algo != Algo::kAuto
-             ? forcedChoice(comm, allReduce, bytes)
-             : (allReduce ? comm->tuner.pickAllReduce(bytes) : comm->tuner.pickAllGather(bytes));
-  }
+  const CommTopo& topo = comm->topo;
   if (comm->config.chunkForced) ch.chunkBytes = comm->config.chunkBytes;
   logChoice(comm, call.kind, bytes, ch);
 
@@ -127,8 +85,54 @@ bool runTuned(weftComm* comm, const Call& call, weftResult_t* result) {
   }
   ctx.chunkBytes = comm->config.chunkBytes;
   topo.ring->setStreams(0);
-  *result = r;
+  return r;
+}
+
+}  // namespace
+
+bool oneRoundFits(const weftComm* comm, size_t bytes, size_t receiveMax) {
+  const size_t receives = static_cast<size_t>(comm->nranks - 1) * bytes;
+  return bytes <= comm->config.oneshotMax && receives <= receiveMax;
+}
+
+bool oneshotFits(const weftComm* comm, size_t bytes) {
+  return oneRoundFits(comm, bytes, kOneshotReceiveMax) &&
+         oneshotStagingBytes(comm->nranks, bytes) <= comm->ctx.stagingBytes;
+}
+
+bool runTuned(weftComm* comm, const Call& call, weftResult_t* result) {
+  const bool allReduce = call.kind == CollKind::kAllReduce;
+  if (!allReduce && call.kind != CollKind::kAllGather) return false;
+  if (!comm->tuner.ready() || comm->nranks == 1) return false;
+  const Algo algo = comm->config.algo;
+  if (algo == Algo::kOneshot) return false;
+  if ((algo == Algo::kAuto || algo == Algo::kRing) && comm->topo.nnodes == 1) return false;
+  const size_t bytes = call.args.count * datatypeSize(call.args.datatype);
+  const TunedChoice ch = algo != Algo::kAuto ? forcedChoice(comm, allReduce, bytes)
+                                             : (allReduce ? comm->tuner.pickAllReduce(bytes)
+                                                          : comm->tuner.pickAllGather(bytes));
+  *result = runChoice(comm, call, bytes, ch);
   return true;
+}
+
+// The tree stops here: measured over loopback TCP, 4 ranks at 64 KiB tree 80
+// us, ring 97, one round 190; 8 ranks at 16-64 KiB tree 160-216, ring
+// 334-404, but at 128 KiB the ring 516 against the tree's 591. The tuner's
+// link model comes from a two-rank probe and does not see ranks queueing for
+// cores, so it is not asked.
+constexpr size_t kSingleNodeTreeMax = 64 << 10;
+
+bool singleNodeTreeFits(const weftComm* comm, size_t bytes) {
+  return comm->tuner.ready() && comm->nranks > 2 && bytes <= kSingleNodeTreeMax;
+}
+
+weftResult_t runSingleNodeTree(weftComm* comm, const Call& call) {
+  const size_t bytes = call.args.count * datatypeSize(call.args.datatype);
+  TunedChoice ch;
+  ch.algo = Tuned::kTree;
+  ch.predictedUs = comm->tuner.allReduceUs(Tuned::kTree, bytes, &ch.chunkBytes);
+  ch.streams = comm->config.nstreams;
+  return runChoice(comm, call, bytes, ch);
 }
 
 }  // namespace weft

@@ -26,4 +26,11 @@ constexpr size_t kDirectGatherReceiveMax = 128 << 10;
 bool oneRoundFits(const weftComm* comm, size_t bytes, size_t receiveMax);
 // Allreduce's one round: oneRoundFits with kOneshotReceiveMax, and staging holds it.
 bool oneshotFits(const weftComm* comm, size_t bytes);
+
+// One node without shared memory (WEFT_SHM_DISABLE=1, or segments that could
+// not be mapped), auto mode: an allreduce past the one-round limit takes the
+// double binary tree up to 64 KiB when there are 3 or more ranks, then the
+// ring. runSingleNodeTree runs it with the tuner's chunk for the tree.
+bool singleNodeTreeFits(const weftComm* comm, size_t bytes);
+weftResult_t runSingleNodeTree(weftComm* comm, const Call& call);
 }  // namespace weft
