@@ -74,6 +74,11 @@ weftResult_t ringAllReducePhase(CollContext& ctx, const CollArgs& args, RingPhas
 // links in both trees, positions being ctx ranks. NoAvg leaves weftAvg a sum.
 weftResult_t treeAllReduce(CollContext& ctx, const TreeLinks links[2], const CollArgs& args);
 weftResult_t treeAllReduceNoAvg(CollContext& ctx, const TreeLinks links[2], const CollArgs& args);
+// Recursive doubling (rd_allreduce.cc): log2(n) steps, each swapping the whole
+// buffer with one peer; n need not be a power of two. Uses scratch. NoAvg
+// leaves weftAvg a sum.
+weftResult_t recursiveDoublingAllReduce(CollContext& ctx, const CollArgs& args);
+weftResult_t recursiveDoublingAllReduceNoAvg(CollContext& ctx, const CollArgs& args);
 // One round: every rank sends its whole buffer to every peer and reduces the n
 // inputs in rank order. Latency-optimal for small messages; needs
 // nranks * bytes of staging.

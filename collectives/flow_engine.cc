@@ -26,6 +26,12 @@ struct FlowState {
   bool haveCur = false;
 };
 
+// True while an item's dependencies are not done.
+inline bool waiting(const FlowState* st, const FlowItem& it) {
+  return (it.depFlow >= 0 && st[it.depFlow].done <= it.depItem) ||
+         (it.depFlow2 >= 0 && st[it.depFlow2].done <= it.depItem2);
+}
+
 weftResult_t runPlan(FlowPlan& plan, const FlowRunOptions& opts) {
   const int nflows = plan.numFlows();
   if (nflows > kMaxFlows) return setError(weftInternalError, "too many flows (%d)", nflows);
@@ -68,7 +74,7 @@ weftResult_t runPlan(FlowPlan& plan, const FlowRunOptions& opts) {
           s.offset = 0;
         }
         const bool send = plan.isSend(f);
-        if (s.cur.depFlow >= 0 && st[s.cur.depFlow].done <= s.cur.depItem) break;
+        if (waiting(st, s.cur)) break;
         size_t moved = 0;
         if (s.offset < s.cur.bytes) {
           Channel* ch = plan.channel(f);
@@ -132,7 +138,7 @@ weftResult_t runPlan(FlowPlan& plan, const FlowRunOptions& opts) {
       FlowState& s = st[f];
       if (s.next >= s.total) continue;
       bool send = plan.isSend(f);
-      if (s.haveCur && s.cur.depFlow >= 0 && st[s.cur.depFlow].done <= s.cur.depItem) continue;
+      if (s.haveCur && waiting(st, s.cur)) continue;
       Channel* ch = plan.channel(f);
       int fd = ch->waitFd();
       if (ch->usesDoorbell())

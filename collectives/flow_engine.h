@@ -23,6 +23,10 @@ struct FlowItem {
   size_t bytes = 0;
   int depFlow = -1;  // this item waits until flow depFlow has done > depItem
   int64_t depItem = -1;
+  // A second wait, for a receive that both reads a result another flow made
+  // and overwrites bytes a send flow may still be reading (recursive doubling).
+  int depFlow2 = -1;
+  int64_t depItem2 = -1;
   // Send items only: the plan offers these bytes for sending by reference
   // (Channel::trySendStable). It may only where it guarantees they stay
   // unchanged until the receiver has read them, within the call and after it

@@ -69,7 +69,8 @@ void HeaderedPlan::sendEarly(Flow& fl, int index) {
   if (fl.inner >= 0 && inner_.numItems(fl.inner) > 0) {
     FlowItem first = inner_.item(fl.inner, 0);
     const bool socket = fl.channel->waitFd() >= 0 && !fl.channel->usesDoorbell();
-    if (first.depFlow < 0 && first.bytes <= (socket ? kCoalesceSocket : kCoalesceOther)) {
+    if (first.depFlow < 0 && first.depFlow2 < 0 &&
+        first.bytes <= (socket ? kCoalesceSocket : kCoalesceOther)) {
       buf.insert(buf.end(), first.data, first.data + first.bytes);
       fl.innerFrom = 1;
     }
@@ -107,6 +108,10 @@ FlowItem HeaderedPlan::item(int f, int64_t index) const {
   if (it.depFlow >= 0) {
     const Flow& dep = flows_[it.depFlow];
     it.depItem += headItems(dep) - dep.innerFrom;
+  }
+  if (it.depFlow2 >= 0) {
+    const Flow& dep = flows_[it.depFlow2];
+    it.depItem2 += headItems(dep) - dep.innerFrom;
   }
   return it;
 }

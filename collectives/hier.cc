@@ -2,8 +2,8 @@
 // ranks L (CommTopo::uniform). Allreduce: a reduce-scatter ring inside the
 // node (shared memory) leaves local rank l with 1/L of the node's sum; the L
 // ranks of equal local index, one per node, allreduce their pieces across the
-// network (a ring or the double binary tree), L of them side by side; a ring
-// allgather inside the node finishes. A node's link then carries 2(N-1)/N of
+// network (a ring, the double binary tree or recursive doubling), L of them
+// side by side; a ring allgather inside the node finishes. A node's link then carries 2(N-1)/N of
 // the buffer instead of the flat ring's 2(n-1)/n, and the network part has
 // N-1 steps a phase instead of n-1.
 // Allgather: the same ranks allgather across nodes first (each gets the
@@ -84,7 +84,7 @@ bool hierUsable(const CommTopo& topo) {
 }
 
 weftResult_t hierAllReduce(CollContext& ctx, const CommTopo& topo, const CollArgs& args,
-                           bool treeAcross) {
+                           Across how) {
   if (!topo.uniform || topo.inter == nullptr)
     return setError(weftInternalError, "hierarchical allreduce needs equal ranks per node");
   const int L = topo.localRanks;
@@ -100,8 +100,10 @@ weftResult_t hierAllReduce(CollContext& ctx, const CommTopo& topo, const CollArg
     across.recvbuff = mine;
     across.count = seg.count;
   }
-  if (treeAcross)
+  if (how == Across::kTree)
     WEFT_CHECK(treeAllReduceNoAvg(inter, topo.interTree, across));
+  else if (how == Across::kRecursiveDoubling)
+    WEFT_CHECK(recursiveDoublingAllReduceNoAvg(inter, across));
   else
     WEFT_CHECK(ringAllReducePhase(inter, across, RingPhase::kBoth));
   if (L > 1) WEFT_CHECK(ringAllReducePhase(intra, args, RingPhase::kAllGather));

@@ -10,9 +10,10 @@ namespace weft {
 // True when the hierarchical forms apply and differ from the flat ones: equal
 // ranks on every node, more than one node, more than one rank per node.
 bool hierUsable(const CommTopo& topo);
-// treeAcross: the step across nodes is the double binary tree, else a ring.
+// How the ranks of equal local index allreduce their pieces across nodes.
+enum class Across { kRing, kTree, kRecursiveDoubling };
 weftResult_t hierAllReduce(CollContext& ctx, const CommTopo& topo, const CollArgs& args,
-                           bool treeAcross);
+                           Across across);
 weftResult_t hierAllGather(CollContext& ctx, const CommTopo& topo, const CollArgs& args);
 
 }  // namespace weft

@@ -12,6 +12,10 @@
 //   hier:  an intra ring reduce-scatter and allgather (L-1 hops each, (L-1)/L
 //     S each), and between them L rings (or trees) of N ranks on S/L bytes
 //     that share the node's link: it carries 2(N-1)/N S.
+//   rd:  hier's intra phases, and between them L recursive doublings of N
+//     ranks on S/L bytes: log2(N) steps (2 more where N is not a power of
+//     two), each one hop and S on the node's link, reducing S/L. Where hier
+//     does not apply and every node has one rank, one doubling over all n.
 // The chunk is the segment a step moves, up to WEFT_CHUNK: measured here
 // (8 ranks on 2 cores), every extra chunk costs a wake-up worth far more than
 // the pipeline fill it saves; the textbook c = sqrt(segment o / b) with o a
@@ -73,6 +77,8 @@ const char* tunedName(Tuned a) {
       return "hier";
     case Tuned::kHierTree:
       return "hier-tree";
+    case Tuned::kRd:
+      return "rd";
     case Tuned::kDirect:
       return "direct";
     default:
@@ -158,6 +164,21 @@ double Tuner::allReduceUs(Tuned algo, size_t bytes, size_t* chunkOut) const {
       t = inside + across;
       break;
     }
+    case Tuned::kRd: {
+      const bool hier = hierUsable(*topo_);
+      if (!hier && N > 1 && !(topo_->uniform && L == 1)) break;
+      const int parts = hier ? N : n;
+      int p2 = 1, steps = 0;
+      for (; p2 * 2 <= parts; p2 *= 2) ++steps;
+      const double allSteps = steps + (parts > p2 ? 2 : 0);
+      const double part = hier ? S / L : S;
+      chunk = chunkFor(static_cast<size_t>(part));
+      const double link = hier ? L * part * be * sharedLinkPenalty(part) : part * slow.usPerByte();
+      const double inside =
+          hier ? 2 * pipeline(L - 1, (L - 1) * ai, part, chunk, bi, o) + (L - 1.0) / L * S * r : 0;
+      t = inside + allSteps * (slow.alphaUs + link + chunks(part, chunk) * o + part * r);
+      break;
+    }
     default:
       break;
   }
@@ -200,8 +221,8 @@ double Tuner::allGatherUs(Tuned algo, size_t bytes, size_t* chunkOut) const {
 TunedChoice Tuner::pickAllReduce(size_t bytes) const {
   TunedChoice best;
   best.predictedUs = kInf;
-  for (Tuned a :
-       {Tuned::kOneshot, Tuned::kRing, Tuned::kTree, Tuned::kHierRing, Tuned::kHierTree}) {
+  for (Tuned a : {Tuned::kOneshot, Tuned::kRing, Tuned::kTree, Tuned::kHierRing, Tuned::kHierTree,
+                  Tuned::kRd}) {
     size_t chunk = 0;
     double t = allReduceUs(a, bytes, &chunk);
     if (t < best.predictedUs) best = TunedChoice{a, chunk, 1, t};
@@ -228,20 +249,20 @@ std::string Tuner::table() const {
   char line[256];
   std::snprintf(line, sizeof(line),
                 "allreduce model (us): %d ranks, %d nodes, %d per node; inter %.1f us %.3f GB/s, "
-                "intra %.1f us %.3f GB/s\n%12s %10s %10s %10s %10s %10s  pick (chunk)\n",
+                "intra %.1f us %.3f GB/s\n%12s %10s %10s %10s %10s %10s %10s  pick (chunk)\n",
                 topo_->nranks, topo_->nnodes, topo_->localRanks, inter_.alphaUs, inter_.gbps,
                 intra_.alphaUs, intra_.gbps, "bytes", "oneshot", "ring", "tree", "hier",
-                "hier-tree");
+                "hier-tree", "rd");
   out += line;
   for (size_t b = 8; b <= (256u << 20); b *= 4) {
-    double t[5];
+    double t[6];
     int i = 0;
-    for (Tuned a :
-         {Tuned::kOneshot, Tuned::kRing, Tuned::kTree, Tuned::kHierRing, Tuned::kHierTree})
+    for (Tuned a : {Tuned::kOneshot, Tuned::kRing, Tuned::kTree, Tuned::kHierRing, Tuned::kHierTree,
+                    Tuned::kRd})
       t[i++] = allReduceUs(a, b, nullptr);
     TunedChoice c = pickAllReduce(b);
-    std::snprintf(line, sizeof(line), "%12zu %10.1f %10.1f %10.1f %10.1f %10.1f  %s (%zu)\n", b,
-                  t[0], t[1], t[2], t[3], t[4], tunedName(c.algo), c.chunkBytes);
+    std::snprintf(line, sizeof(line), "%12zu %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f  %s (%zu)\n",
+                  b, t[0], t[1], t[2], t[3], t[4], t[5], tunedName(c.algo), c.chunkBytes);
     out += line;
   }
   return out;

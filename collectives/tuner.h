@@ -21,7 +21,9 @@ struct LinkModel {
   double usPerByte() const { return 1e-3 / gbps; }
 };
 
-enum class Tuned { kOneshot, kRing, kTree, kHierRing, kHierTree, kDirect, kCount };
+// kRd: recursive doubling, over the nodes after the node's reduce-scatter
+// where hier applies, else over every rank.
+enum class Tuned { kOneshot, kRing, kTree, kHierRing, kHierTree, kRd, kDirect, kCount };
 const char* tunedName(Tuned a);
 
 struct TunedChoice {

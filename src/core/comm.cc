@@ -174,9 +174,11 @@ weftResult_t readCommConfig(CommConfig* cfg) {
     cfg->algo = Algo::kTree;
   else if (algo == "hier")
     cfg->algo = Algo::kHier;
+  else if (algo == "rd")
+    cfg->algo = Algo::kRecursiveDoubling;
   else
-    return setError(weftInvalidArgument, "WEFT_ALGO=%s: expected auto, ring, oneshot, tree or hier",
-                    algo.c_str());
+    return setError(weftInvalidArgument,
+                    "WEFT_ALGO=%s: expected auto, ring, oneshot, tree, hier or rd", algo.c_str());
 
   constexpr int64_t kG = 1LL << 30, kM = 1LL << 20, kNoMax = INT64_MAX;
   int64_t v = 0;

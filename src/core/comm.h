@@ -29,7 +29,7 @@
 
 namespace weft {
 
-enum class Algo { kAuto, kRing, kOneshot, kTree, kHier };
+enum class Algo { kAuto, kRing, kOneshot, kTree, kHier, kRecursiveDoubling };
 
 struct CommConfig {
   Algo algo = Algo::kAuto;

@@ -25,6 +25,9 @@ TunedChoice forcedChoice(const weftComm* comm, bool allReduce, size_t bytes) {
     case Algo::kHier:
       ch.algo = hier ? Tuned::kHierRing : Tuned::kRing;
       break;
+    case Algo::kRecursiveDoubling:
+      ch.algo = allReduce ? Tuned::kRd : Tuned::kRing;
+      break;
     default:
       ch.algo = Tuned::kRing;
       break;
@@ -73,8 +76,13 @@ weftResult_t runChoice(weftComm* comm, const Call& call, size_t bytes, TunedChoi
       break;
     case Tuned::kHierRing:
     case Tuned::kHierTree:
-      r = allReduce ? hierAllReduce(ctx, topo, a, ch.algo == Tuned::kHierTree)
+      r = allReduce ? hierAllReduce(ctx, topo, a,
+                                    ch.algo == Tuned::kHierTree ? Across::kTree : Across::kRing)
                     : hierAllGather(ctx, topo, a);
+      break;
+    case Tuned::kRd:
+      r = hierUsable(topo) ? hierAllReduce(ctx, topo, a, Across::kRecursiveDoubling)
+                           : recursiveDoublingAllReduce(ringCtx, a);
       break;
     case Tuned::kDirect:
       r = directAllGather(ctx, a);

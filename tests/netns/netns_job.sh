@@ -15,16 +15,25 @@
 #
 #   netns_job.sh [--nodes K] [--ppn P] [--link tun|veth] [--delay-us D]
 #                [--rate-mbit R] [--placement block|cyclic] [--timeout S]
-#                [--relay PATH] [--relay-rt] [--all-logs] [--cut NODE] -- PROGRAM ARGS...
+#                [--relay PATH] [--relay-rt] [--all-logs] [--cut NODE] [--mpirun]
+#                -- PROGRAM ARGS...
 # --relay-rt runs the relay at real-time priority (chrt -f 1): the emulated
 # network then does not wait for a core behind the ranks, as a real one would not.
 # --cut NODE (veth only) is the link-cut fault: once the job creates the file
 # $WEFT_TEST_CUT_READY, the script writes the time (ns since the epoch) to
 # $WEFT_TEST_CUT_AT and sets NODE's port on the bridge down (ip link set down).
+# --mpirun starts the ranks with Open MPI's mpirun instead (run in node 0's
+# namespace; hosts are the nodes' addresses, PPN slots each): its remote-shell
+# agent is a script here that enters the host's namespace, so every node gets
+# an orted of its own, its ranks see that node's loopback (PMIx) and shared
+# memory, and each namespace also gets its own hostname (a UTS namespace), as
+# separate hosts would. PROGRAM is then any MPI program (or a weft program,
+# which reads its rank from mpirun; WEFT_* variables reach every rank); MPI
+# options go in OMPI_MCA_* variables.
 set -uo pipefail
 
 NODES=4 PPN=2 LINK=tun DELAY_US=0 RATE_MBIT=0 PLACEMENT=block TIMEOUT=120 ALL_LOGS=0 RELAY_RT=()
-CUT=""
+CUT="" MPIRUN=0
 RELAY=${WEFT_TUN_RELAY:-$(dirname "$0")/weft-tun-relay}
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -39,6 +48,7 @@ while [ $# -gt 0 ]; do
     --relay-rt) RELAY_RT=(chrt -f 1); shift ;;
     --all-logs) ALL_LOGS=1; shift ;;
     --cut) CUT=$2; shift 2 ;;
+    --mpirun) MPIRUN=1; shift ;;
     --) shift; break ;;
     *) echo "netns_job.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -55,6 +65,11 @@ elif [ "$LINK" = veth ]; then
   [ "$DELAY_US" = 0 ] || { echo "netns_job.sh: --delay-us needs --link tun" >&2; exit 2; }
 else
   echo "netns_job.sh: --link must be tun or veth" >&2; exit 2
+fi
+if [ $MPIRUN = 1 ]; then
+  command -v mpirun >/dev/null || skip "no mpirun (Open MPI is not installed)"
+  command -v unshare >/dev/null || skip "no unshare (util-linux)"
+  [ -z "$CUT" ] || { echo "netns_job.sh: --cut and --mpirun do not combine" >&2; exit 2; }
 fi
 if [ -n "$CUT" ] && { [ "$LINK" != veth ] || [ "$CUT" -ge "$NODES" ]; }; then
   echo "netns_job.sh: --cut NODE needs --link veth and NODE < --nodes" >&2; exit 2
@@ -133,6 +148,39 @@ fi
 
 N=$((NODES * PPN))
 ROOT="$(addr 0):29500"
+if [ $MPIRUN = 1 ]; then
+  # The remote-shell agent: mpirun calls it as `agent HOST COMMAND...`, as it
+  # would call ssh; HOST is a node's address, looked up in $TMP/hosts.
+  hosts=""
+  for ((i = 0; i < NODES; i++)); do
+    echo "$(addr "$i") ${NS[i]} node$i" >>"$TMP/hosts"
+    hosts+="${hosts:+,}$(addr "$i"):$PPN"
+  done
+  cat >"$TMP/agent.sh" <<AGENT
+#!/bin/sh
+set -- \$(grep "^\$1 " "$TMP/hosts") "\$@"
+[ \$# -ge 5 ] || { echo "netns_job.sh agent: unknown host \$1" >&2; exit 1; }
+ns=\$2 name=\$3
+shift 4
+exec ip netns exec "\$ns" unshare --uts sh -c "hostname \$name && \$*"
+AGENT
+  chmod +x "$TMP/agent.sh"
+  if [ "$PLACEMENT" = cyclic ]; then MAP=node; else MAP=slot; fi
+  # mpirun forwards to other hosts' ranks only what -x names: every WEFT_*
+  # variable here, as the ranks this script starts itself inherit them.
+  export WEFT_SOCKET_IFNAME="=$IFNAME"
+  FORWARD=()
+  for v in $(compgen -e | grep '^WEFT_'); do FORWARD+=(-x "$v"); done
+  timeout -k 5 "$TIMEOUT" ip netns exec "${NS[0]}" unshare --uts \
+    sh -c 'hostname node0 && exec "$@"' sh \
+    mpirun --allow-run-as-root --host "$hosts" -np "$N" --map-by "$MAP" \
+    --mca plm_rsh_agent "$TMP/agent.sh" --mca oob_tcp_if_include "$IFNAME" \
+    --mca btl_tcp_if_include "$IFNAME" "${FORWARD[@]}" "$@" 2>&1
+  status=$?
+  [ $status = 124 ] && echo "netns_job.sh: mpirun killed after ${TIMEOUT}s"
+  [ $status = 0 ] || echo "netns_job.sh: mpirun exited $status"
+  exit $status
+fi
 for ((r = 0; r < N; r++)); do
   if [ "$PLACEMENT" = cyclic ]; then node=$((r % NODES)); else node=$((r / PPN)); fi
   [ "$r" = 0 ] && [ "$node" != 0 ] && { echo "rank 0 must be on node 0" >&2; exit 2; }

@@ -1,8 +1,9 @@
 // Checks the tuner's cost model (collectives/tuner.h) on made-up topologies:
 // where the model must prefer the tree (latency-bound, many nodes), the
-// hierarchical form (bandwidth-bound, several ranks per node), and where a
-// form does not apply (one node, nodes of different sizes); and that a pick
-// is the cheapest prediction, with a chunk within bounds, at every size.
+// hierarchical form (bandwidth-bound, several ranks per node), recursive
+// doubling (mid sizes over slow links), and where a form does not apply (one node, nodes of
+// different sizes); and that a pick is the cheapest prediction, with a chunk within bounds, at
+// every size.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -43,10 +44,13 @@ TEST(Tuner, TreeBeatsRingForTinyMessagesAcrossManyNodes) {
 
 TEST(Tuner, HierarchicalForLargeMessagesOnMultiRankNodes) {
   // 4 ranks per node: a node link carries S (hier) instead of 1.75 S (ring).
+  // Between two nodes recursive doubling after the node's reduce-scatter also
+  // carries S, in one hop.
   weft::CommTopo t = layout({4, 4});
   weft::Tuner tu = tuner(t);
   weft::TunedChoice c = tu.pickAllReduce(64 << 20);
-  EXPECT_TRUE(c.algo == weft::Tuned::kHierRing || c.algo == weft::Tuned::kHierTree)
+  EXPECT_TRUE(c.algo == weft::Tuned::kHierRing || c.algo == weft::Tuned::kHierTree ||
+              c.algo == weft::Tuned::kRd)
       << weft::tunedName(c.algo);
   EXPECT_EQ(tu.pickAllGather(16 << 20).algo, weft::Tuned::kHierRing);
 }
@@ -66,11 +70,36 @@ TEST(Tuner, PickIsTheCheapestPrediction) {
   for (size_t b = 8; b <= (256u << 20); b *= 2) {
     weft::TunedChoice c = tu.pickAllReduce(b);
     for (weft::Tuned a : {weft::Tuned::kOneshot, weft::Tuned::kRing, weft::Tuned::kTree,
-                          weft::Tuned::kHierRing, weft::Tuned::kHierTree})
+                          weft::Tuned::kHierRing, weft::Tuned::kHierTree, weft::Tuned::kRd})
       EXPECT_LE(c.predictedUs, tu.allReduceUs(a, b, nullptr)) << b << " B";
     EXPECT_GE(c.chunkBytes, weft::Tuner::kMinChunk);
     EXPECT_LE(c.chunkBytes, static_cast<size_t>(256 << 10));
   }
+}
+
+TEST(Tuner, RecursiveDoublingForMidSizesAcrossSlowLinks) {
+  // 4 nodes x 2: one round's node link carries 12 copies, the rings 6 hops of
+  // 200 us; doubling takes 2 hops carrying one copy each.
+  weft::CommTopo t = layout({2, 2, 2, 2});
+  weft::Tuner tu = tuner(t);
+  EXPECT_EQ(tu.pickAllReduce(32 << 10).algo, weft::Tuned::kRd);
+  EXPECT_EQ(tu.pickAllReduce(8).algo, weft::Tuned::kOneshot);
+  EXPECT_NE(tu.pickAllReduce(64 << 20).algo, weft::Tuned::kRd);
+  // 8 one-rank nodes: 3 hops against the tree's 6.
+  weft::CommTopo flat = layout({1, 1, 1, 1, 1, 1, 1, 1});
+  weft::Tuner tf = tuner(flat);
+  EXPECT_LT(tf.allReduceUs(weft::Tuned::kRd, 8 << 10, nullptr),
+            tf.allReduceUs(weft::Tuned::kTree, 8 << 10, nullptr));
+}
+
+TEST(Tuner, RecursiveDoublingWhereNodesAreAlikeOrSingleRanks) {
+  // Folding a node count that is not a power of two costs two more steps.
+  weft::CommTopo three = layout({2, 2, 2}), four = layout({2, 2, 2, 2});
+  weft::Tuner t3 = tuner(three), t4 = tuner(four);
+  EXPECT_GT(t3.allReduceUs(weft::Tuned::kRd, 32 << 10, nullptr),
+            t4.allReduceUs(weft::Tuned::kRd, 32 << 10, nullptr));
+  EXPECT_LT(tuner(layout({1, 1, 1})).allReduceUs(weft::Tuned::kRd, 1024, nullptr), 1e300);
+  EXPECT_FALSE(tuner(layout({2, 1})).allReduceUs(weft::Tuned::kRd, 1024, nullptr) < 1e300);
 }
 
 TEST(Tuner, OneshotNeedsStagingForEveryRank) {

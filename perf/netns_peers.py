@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""weft against Open MPI and Gloo across emulated nodes, side by side.
+
+Every program runs over the same K network namespaces x P ranks, joined by the
+delaying, rate-limiting TUN relay (tests/netns/netns_job.sh, root only):
+  weft   build/perf/all_reduce_perf or all_gather_perf, the tuner's choice
+         (ranks started by netns_job.sh, one namespace per node);
+  mpi    shared/peers' mpi_coll_bench under Open MPI's own mpirun
+         (netns_job.sh --mpirun: an orted per namespace; btl self,vader,tcp,
+         so a node's ranks share memory as weft's do; mpi_yield_when_idle=1
+         because the ranks outnumber the cores, as weft's WEFT_SPIN_US=auto
+         does for itself);
+  gloo   shared/peers' gloo_coll_bench for each --gloo algorithm (FileStore
+         rendezvous, every rank bound to its node's address; TCP only).
+Rounds alternate the programs' order so that machine drift hits them alike.
+Prints medians: each program's time per size and the time ratios peer/weft
+(above 1: weft is faster). weft and MPI run out of place; Gloo's legacy
+allreduce algorithms reduce in place, so gloo/weft is taken against weft's
+in-place time when the fastest Gloo algorithm at a size is a legacy one.
+
+  perf/netns_peers.py --build build --peers ../shared/peers/bin --nodes 4 --ppn 2
+  perf/netns_peers.py --peers ../shared/peers/bin -o allgather -b 8 -e 1M --gloo new
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+LEGACY_INPLACE = {"ring", "ring_chunked", "halving_doubling", "bcube"}
+
+
+def parse_size(text):
+    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    if text[-1].upper() in mult:
+        return int(text[:-1]) * mult[text[-1].upper()]
+    return int(text)
+
+
+def rows(output, time_col, bw_col):
+    """{size: (time_us, busbw)} from an nccl-tests style table."""
+    out = {}
+    for line in output.splitlines():
+        parts = line.split()
+        if not parts or not parts[0].isdigit():
+            continue
+        try:
+            out[int(parts[0])] = (float(parts[time_col]), float(parts[bw_col]))
+        except (IndexError, ValueError):
+            pass
+    return out
+
+
+def netns_job(args, program, mpirun=False):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    cmd = ["bash", os.path.join(root, "tests/netns/netns_job.sh"),
+           "--relay", os.path.join(args.build, "tests/netns/weft-tun-relay"),
+           "--nodes", str(args.nodes), "--ppn", str(args.ppn), "--link", "tun",
+           "--delay-us", str(args.delay_us), "--rate-mbit", str(args.rate_mbit),
+           "--timeout", str(args.timeout)] + (["--relay-rt"] if args.relay_rt else []) + \
+          (["--mpirun"] if mpirun else []) + ["--"] + program
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout + 60)
+    if res.returncode != 0:
+        sys.stderr.write("%s failed (%d):\n%s%s" % (" ".join(program[:3]), res.returncode,
+                                                    res.stdout[-3000:], res.stderr[-2000:]))
+        return ""
+    return res.stdout
+
+
+def run_weft(args, sweep):
+    tool = "all_reduce_perf" if args.op == "allreduce" else "all_gather_perf"
+    out = netns_job(args, [os.path.join(args.build, "perf", tool)] + sweep + ["-c", "0"])
+    return rows(out, 5, 7), rows(out, 9, 11)
+
+
+def run_mpi(args, sweep):
+    program = ["env", "OMPI_MCA_pml=ob1", "OMPI_MCA_btl=self,vader,tcp",
+               "OMPI_MCA_mpi_yield_when_idle=1",
+               os.path.join(args.peers, "mpi_coll_bench")] + sweep + ["-c", "0", "-o", args.op]
+    return rows(netns_job(args, program, mpirun=True), 4, 6)
+
+
+def run_gloo(args, algo, sweep):
+    with tempfile.TemporaryDirectory(prefix="weft-gloo-store.") as store:
+        bench = " ".join([os.path.join(args.peers, "gloo_coll_bench"), "-a", algo, "-S", store,
+                          "-o", args.op, "-c", "0"] + sweep)
+        # Each rank binds its node's address: WEFT_SOCKET_IFNAME is "=<the node's link>".
+        shell = ('addr=$(ip -4 -o addr show dev "${WEFT_SOCKET_IFNAME#=}" | '
+                 'sed -n "s/.* inet \\([0-9.]*\\).*/\\1/p"); '
+                 'RANK=$WEFT_RANK SIZE=$WEFT_WORLD_SIZE PREFIX=gloo exec ' + bench + ' -H "$addr"')
+        return rows(netns_job(args, ["sh", "-c", shell]), 4, 6)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--peers", default="../shared/peers/bin")
+    ap.add_argument("-o", "--op", choices=["allreduce", "allgather"], default="allreduce")
+    ap.add_argument("--nodes", type=int, default=4)
+    ap.add_argument("--ppn", type=int, default=2)
+    ap.add_argument("--delay-us", type=float, default=200)
+    ap.add_argument("--rate-mbit", type=float, default=1000)
+    ap.add_argument("-b", default="8")
+    ap.add_argument("-e", default="64M")
+    ap.add_argument("-f", type=int, default=4)
+    ap.add_argument("--split", default="1M", help="sizes above this run --iters-large iterations")
+    ap.add_argument("--iters-small", type=int, default=40)
+    ap.add_argument("--iters-large", type=int, default=4)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--gloo", default="ring,halving_doubling,new",
+                    help="Gloo algorithms to run (comma list; empty: none)")
+    ap.add_argument("--no-mpi", action="store_true")
+    ap.add_argument("--relay-rt", action="store_true",
+                    help="run the relay at real-time priority (netns_job.sh --relay-rt)")
+    ap.add_argument("--timeout", type=int, default=400)
+    args = ap.parse_args()
+    gloo = [a for a in args.gloo.split(",") if a]
+    if args.op == "allgather":
+        gloo = [a for a in gloo if a in ("ring", "new")]
+
+    lo, hi, split = parse_size(args.b), parse_size(args.e), parse_size(args.split)
+    sweeps = []
+    if lo <= split:
+        sweeps.append((lo, min(hi, split), args.iters_small))
+    if hi > split:
+        first = lo
+        while first <= split:
+            first *= args.f
+        sweeps.append((first, hi, args.iters_large))
+
+    programs = ["weft"] + ([] if args.no_mpi else ["mpi"]) + ["gloo:" + a for a in gloo]
+    samples = {p: {} for p in programs + ["weft-ip"]}
+    for rnd in range(args.rounds):
+        order = programs if rnd % 2 == 0 else list(reversed(programs))
+        for prog in order:
+            for (a, b, iters) in sweeps:
+                # A job's first calls run slower on this emulation (the ranks and the
+                # relay settle on the cores): a quarter of the calls warm up.
+                sweep = ["-b", str(a), "-e", str(b), "-f", str(args.f),
+                         "-w", str(max(2, iters // 4)), "-n", str(iters)]
+                if prog == "weft":
+                    oop, ip = run_weft(args, sweep)
+                    found = {"weft": oop, "weft-ip": ip}
+                elif prog == "mpi":
+                    found = {"mpi": run_mpi(args, sweep)}
+                else:
+                    found = {prog: run_gloo(args, prog[5:], sweep)}
+                for name, table in found.items():
+                    for size, val in table.items():
+                        samples[name].setdefault(size, []).append(val)
+            sys.stderr.write("round %d: %s done\n" % (rnd + 1, prog))
+
+    def med(name, size):
+        vals = samples[name].get(size)
+        return statistics.median(v[0] for v in vals) if vals else None
+
+    print("# %s, %d nodes x %d ranks, links %.0f Mbit/s and %.0f us one way; us per call, "
+          "median of %d alternating rounds" % (args.op, args.nodes, args.ppn, args.rate_mbit,
+                                               args.delay_us, args.rounds))
+    head = ["size (B)", "weft", "weft busbw", "mpi", "mpi/weft", "gloo best", "gloo/weft"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for size in sorted(samples["weft"]):
+        w = med("weft", size)
+        wbw = statistics.median(v[1] for v in samples["weft"][size])
+        m = med("mpi", size) if "mpi" in samples else None
+        best = min(((med(p, size), p[5:]) for p in programs
+                    if p.startswith("gloo:") and med(p, size) is not None), default=None)
+        cells = [str(size), "%.1f" % w, "%.3f" % wbw, "%.1f" % m if m else "-",
+                 "%.2f" % (m / w) if m else "-"]
+        if best:
+            ref = med("weft-ip", size) if best[1] in LEGACY_INPLACE else w
+            cells += ["%.1f (%s)" % best, "%.2f" % (best[0] / ref) if ref else "-"]
+        else:
+            cells += ["-", "-"]
+        print("| " + " | ".join(cells) + " |")
+    print("# ratios are peer time / weft time: above 1 means weft is faster")
+
+
+if __name__ == "__main__":
+    main()
