@@ -79,6 +79,10 @@ weftResult_t treeAllReduceNoAvg(CollContext& ctx, const TreeLinks links[2], cons
 // leaves weftAvg a sum.
 weftResult_t recursiveDoublingAllReduce(CollContext& ctx, const CollArgs& args);
 weftResult_t recursiveDoublingAllReduceNoAvg(CollContext& ctx, const CollArgs& args);
+// Recursive halving-doubling (rhd_allreduce.cc): a halving reduce-scatter and
+// a doubling allgather, 2 log2(n) steps moving 2(n-1)/n of the buffer.
+weftResult_t halvingDoublingAllReduce(CollContext& ctx, const CollArgs& args);
+weftResult_t halvingDoublingAllReduceNoAvg(CollContext& ctx, const CollArgs& args);
 // One round: every rank sends its whole buffer to every peer and reduces the n
 // inputs in rank order. Latency-optimal for small messages; needs
 // nranks * bytes of staging.

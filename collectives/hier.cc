@@ -2,7 +2,8 @@
 // ranks L (CommTopo::uniform). Allreduce: a reduce-scatter ring inside the
 // node (shared memory) leaves local rank l with 1/L of the node's sum; the L
 // ranks of equal local index, one per node, allreduce their pieces across the
-// network (a ring, the double binary tree or recursive doubling), L of them
+// network (a ring, the double binary tree, recursive doubling or halving-
+// doubling), L of them
 // side by side; a ring allgather inside the node finishes. A node's link then carries 2(N-1)/N of
 // the buffer instead of the flat ring's 2(n-1)/n, and the network part has
 // N-1 steps a phase instead of n-1.
@@ -104,6 +105,8 @@ weftResult_t hierAllReduce(CollContext& ctx, const CommTopo& topo, const CollArg
     WEFT_CHECK(treeAllReduceNoAvg(inter, topo.interTree, across));
   else if (how == Across::kRecursiveDoubling)
     WEFT_CHECK(recursiveDoublingAllReduceNoAvg(inter, across));
+  else if (how == Across::kHalvingDoubling)
+    WEFT_CHECK(halvingDoublingAllReduceNoAvg(inter, across));
   else
     WEFT_CHECK(ringAllReducePhase(inter, across, RingPhase::kBoth));
   if (L > 1) WEFT_CHECK(ringAllReducePhase(intra, args, RingPhase::kAllGather));

@@ -11,7 +11,7 @@ namespace weft {
 // ranks on every node, more than one node, more than one rank per node.
 bool hierUsable(const CommTopo& topo);
 // How the ranks of equal local index allreduce their pieces across nodes.
-enum class Across { kRing, kTree, kRecursiveDoubling };
+enum class Across { kRing, kTree, kRecursiveDoubling, kHalvingDoubling };
 weftResult_t hierAllReduce(CollContext& ctx, const CommTopo& topo, const CollArgs& args,
                            Across across);
 weftResult_t hierAllGather(CollContext& ctx, const CommTopo& topo, const CollArgs& args);

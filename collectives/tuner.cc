@@ -16,6 +16,11 @@
 //     ranks on S/L bytes: log2(N) steps (2 more where N is not a power of
 //     two), each one hop and S on the node's link, reducing S/L. Where hier
 //     does not apply and every node has one rank, one doubling over all n.
+//   rhd:  hier's intra phases, and between them L halving-doublings of N
+//     ranks on S/L bytes: halving steps k = 0..log2(N)-1 swap S/L/2^(k+1),
+//     L of them on the node's link at once, and the doubling steps mirror
+//     them; folding (N not a power of two) adds two steps of S/L each. Where
+//     hier does not apply: over all n, with one rank per node or one node.
 // The chunk is the segment a step moves, up to WEFT_CHUNK: measured here
 // (8 ranks on 2 cores), every extra chunk costs a wake-up worth far more than
 // the pipeline fill it saves; the textbook c = sqrt(segment o / b) with o a
@@ -79,6 +84,8 @@ const char* tunedName(Tuned a) {
       return "hier-tree";
     case Tuned::kRd:
       return "rd";
+    case Tuned::kRhd:
+      return "rhd";
     case Tuned::kDirect:
       return "direct";
     default:
@@ -179,6 +186,26 @@ double Tuner::allReduceUs(Tuned algo, size_t bytes, size_t* chunkOut) const {
       t = inside + allSteps * (slow.alphaUs + link + chunks(part, chunk) * o + part * r);
       break;
     }
+    case Tuned::kRhd: {
+      const bool hier = hierUsable(*topo_);
+      if (!hier && N > 1 && !(topo_->uniform && L == 1)) break;
+      const int parts = hier ? N : n, flows = hier ? L : 1;
+      const double part = hier ? S / L : S;
+      int p2 = 1, steps = 0;
+      for (; p2 * 2 <= parts; p2 *= 2) ++steps;
+      chunk = chunkFor(static_cast<size_t>(part / 2));
+      auto hop = [&](double bytes) {
+        return slow.alphaUs + flows * bytes * slow.usPerByte() * sharedLinkPenalty(bytes) +
+               chunks(bytes, chunk) * o;
+      };
+      t = hier ? 2 * pipeline(L - 1, (L - 1) * ai, part, chunk, bi, o) + (L - 1.0) / L * S * r : 0;
+      if (parts > p2) t += 2 * hop(part) + part * r;  // pairs fold first
+      for (int k = 0; k < steps; ++k) {
+        const double half = part / (2 << k);
+        t += 2 * hop(half) + half * r;
+      }
+      break;
+    }
     default:
       break;
   }
@@ -222,7 +249,7 @@ TunedChoice Tuner::pickAllReduce(size_t bytes) const {
   TunedChoice best;
   best.predictedUs = kInf;
   for (Tuned a : {Tuned::kOneshot, Tuned::kRing, Tuned::kTree, Tuned::kHierRing, Tuned::kHierTree,
-                  Tuned::kRd}) {
+                  Tuned::kRd, Tuned::kRhd}) {
     size_t chunk = 0;
     double t = allReduceUs(a, bytes, &chunk);
     if (t < best.predictedUs) best = TunedChoice{a, chunk, 1, t};
@@ -249,20 +276,21 @@ std::string Tuner::table() const {
   char line[256];
   std::snprintf(line, sizeof(line),
                 "allreduce model (us): %d ranks, %d nodes, %d per node; inter %.1f us %.3f GB/s, "
-                "intra %.1f us %.3f GB/s\n%12s %10s %10s %10s %10s %10s %10s  pick (chunk)\n",
+                "intra %.1f us %.3f GB/s\n%12s %10s %10s %10s %10s %10s %10s %10s  pick (chunk)\n",
                 topo_->nranks, topo_->nnodes, topo_->localRanks, inter_.alphaUs, inter_.gbps,
                 intra_.alphaUs, intra_.gbps, "bytes", "oneshot", "ring", "tree", "hier",
-                "hier-tree", "rd");
+                "hier-tree", "rd", "rhd");
   out += line;
   for (size_t b = 8; b <= (256u << 20); b *= 4) {
-    double t[6];
+    double t[7];
     int i = 0;
     for (Tuned a : {Tuned::kOneshot, Tuned::kRing, Tuned::kTree, Tuned::kHierRing, Tuned::kHierTree,
-                    Tuned::kRd})
+                    Tuned::kRd, Tuned::kRhd})
       t[i++] = allReduceUs(a, b, nullptr);
     TunedChoice c = pickAllReduce(b);
-    std::snprintf(line, sizeof(line), "%12zu %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f  %s (%zu)\n",
-                  b, t[0], t[1], t[2], t[3], t[4], t[5], tunedName(c.algo), c.chunkBytes);
+    std::snprintf(line, sizeof(line),
+                  "%12zu %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f  %s (%zu)\n", b, t[0],
+                  t[1], t[2], t[3], t[4], t[5], t[6], tunedName(c.algo), c.chunkBytes);
     out += line;
   }
   return out;

@@ -22,8 +22,9 @@ struct LinkModel {
 };
 
 // kRd: recursive doubling, over the nodes after the node's reduce-scatter
-// where hier applies, else over every rank.
-enum class Tuned { kOneshot, kRing, kTree, kHierRing, kHierTree, kRd, kDirect, kCount };
+// where hier applies, else over every rank. kRhd: recursive halving-doubling
+// over every rank in the ring view's (node-grouped) order.
+enum class Tuned { kOneshot, kRing, kTree, kHierRing, kHierTree, kRd, kRhd, kDirect, kCount };
 const char* tunedName(Tuned a);
 
 struct TunedChoice {

@@ -176,9 +176,12 @@ weftResult_t readCommConfig(CommConfig* cfg) {
     cfg->algo = Algo::kHier;
   else if (algo == "rd")
     cfg->algo = Algo::kRecursiveDoubling;
+  else if (algo == "rhd")
+    cfg->algo = Algo::kHalvingDoubling;
   else
     return setError(weftInvalidArgument,
-                    "WEFT_ALGO=%s: expected auto, ring, oneshot, tree, hier or rd", algo.c_str());
+                    "WEFT_ALGO=%s: expected auto, ring, oneshot, tree, hier, rd or rhd",
+                    algo.c_str());
 
   constexpr int64_t kG = 1LL << 30, kM = 1LL << 20, kNoMax = INT64_MAX;
   int64_t v = 0;

@@ -29,7 +29,7 @@
 
 namespace weft {
 
-enum class Algo { kAuto, kRing, kOneshot, kTree, kHier, kRecursiveDoubling };
+enum class Algo { kAuto, kRing, kOneshot, kTree, kHier, kRecursiveDoubling, kHalvingDoubling };
 
 struct CommConfig {
   Algo algo = Algo::kAuto;

@@ -44,9 +44,9 @@ const std::vector<ConfigVar>& configVars() {
        "Bytes per pipelined chunk (K/M suffixes); unset, the tuner picks up to this much."},
       {"WEFT_ALGO", "auto",
        "Force an algorithm: auto (the tuner), ring (pipelined ring/chain), oneshot (one round), "
-       "tree (double binary tree allreduce), hier (inside nodes, then across) or rd (recursive "
+       "tree (double binary tree allreduce), hier (inside nodes, then across), rd (recursive "
        "doubling allreduce, across nodes after the node's reduce-scatter where every node has "
-       "the same ranks)."},
+       "the same ranks) or rhd (recursive halving-doubling allreduce)."},
       {"WEFT_TUNE_NET", "",
        "Declare the link between nodes for the tuner as 'LATENCY_US,GBPS' (e.g. 200,0.125); "
        "unset, it is measured at init."},

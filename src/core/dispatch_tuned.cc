@@ -28,6 +28,9 @@ TunedChoice forcedChoice(const weftComm* comm, bool allReduce, size_t bytes) {
     case Algo::kRecursiveDoubling:
       ch.algo = allReduce ? Tuned::kRd : Tuned::kRing;
       break;
+    case Algo::kHalvingDoubling:
+      ch.algo = allReduce ? Tuned::kRhd : Tuned::kRing;
+      break;
     default:
       ch.algo = Tuned::kRing;
       break;
@@ -83,6 +86,10 @@ weftResult_t runChoice(weftComm* comm, const Call& call, size_t bytes, TunedChoi
     case Tuned::kRd:
       r = hierUsable(topo) ? hierAllReduce(ctx, topo, a, Across::kRecursiveDoubling)
                            : recursiveDoublingAllReduce(ringCtx, a);
+      break;
+    case Tuned::kRhd:
+      r = hierUsable(topo) ? hierAllReduce(ctx, topo, a, Across::kHalvingDoubling)
+                           : halvingDoublingAllReduce(ringCtx, a);
       break;
     case Tuned::kDirect:
       r = directAllGather(ctx, a);

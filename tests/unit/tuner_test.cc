@@ -44,13 +44,13 @@ TEST(Tuner, TreeBeatsRingForTinyMessagesAcrossManyNodes) {
 
 TEST(Tuner, HierarchicalForLargeMessagesOnMultiRankNodes) {
   // 4 ranks per node: a node link carries S (hier) instead of 1.75 S (ring).
-  // Between two nodes recursive doubling after the node's reduce-scatter also
-  // carries S, in one hop.
+  // Between two nodes recursive doubling or halving-doubling after the node's
+  // reduce-scatter also carries S.
   weft::CommTopo t = layout({4, 4});
   weft::Tuner tu = tuner(t);
   weft::TunedChoice c = tu.pickAllReduce(64 << 20);
   EXPECT_TRUE(c.algo == weft::Tuned::kHierRing || c.algo == weft::Tuned::kHierTree ||
-              c.algo == weft::Tuned::kRd)
+              c.algo == weft::Tuned::kRd || c.algo == weft::Tuned::kRhd)
       << weft::tunedName(c.algo);
   EXPECT_EQ(tu.pickAllGather(16 << 20).algo, weft::Tuned::kHierRing);
 }
@@ -69,8 +69,9 @@ TEST(Tuner, PickIsTheCheapestPrediction) {
   weft::Tuner tu = tuner(t);
   for (size_t b = 8; b <= (256u << 20); b *= 2) {
     weft::TunedChoice c = tu.pickAllReduce(b);
-    for (weft::Tuned a : {weft::Tuned::kOneshot, weft::Tuned::kRing, weft::Tuned::kTree,
-                          weft::Tuned::kHierRing, weft::Tuned::kHierTree, weft::Tuned::kRd})
+    for (weft::Tuned a :
+         {weft::Tuned::kOneshot, weft::Tuned::kRing, weft::Tuned::kTree, weft::Tuned::kHierRing,
+          weft::Tuned::kHierTree, weft::Tuned::kRd, weft::Tuned::kRhd})
       EXPECT_LE(c.predictedUs, tu.allReduceUs(a, b, nullptr)) << b << " B";
     EXPECT_GE(c.chunkBytes, weft::Tuner::kMinChunk);
     EXPECT_LE(c.chunkBytes, static_cast<size_t>(256 << 10));
@@ -100,6 +101,19 @@ TEST(Tuner, RecursiveDoublingWhereNodesAreAlikeOrSingleRanks) {
             t4.allReduceUs(weft::Tuned::kRd, 32 << 10, nullptr));
   EXPECT_LT(tuner(layout({1, 1, 1})).allReduceUs(weft::Tuned::kRd, 1024, nullptr), 1e300);
   EXPECT_FALSE(tuner(layout({2, 1})).allReduceUs(weft::Tuned::kRd, 1024, nullptr) < 1e300);
+}
+
+TEST(Tuner, HalvingDoublingBetweenDoublingAndRings) {
+  // 4 nodes x 2 at 128 KiB: the doubling's 2 copies on each node link cost
+  // more than the halving-doubling's 4 hops, which the rings' 6 hops exceed.
+  weft::CommTopo t = layout({2, 2, 2, 2});
+  weft::Tuner tu = tuner(t);
+  const double rhd = tu.allReduceUs(weft::Tuned::kRhd, 128 << 10, nullptr);
+  EXPECT_LT(rhd, tu.allReduceUs(weft::Tuned::kRd, 128 << 10, nullptr));
+  EXPECT_LT(rhd, tu.allReduceUs(weft::Tuned::kHierRing, 128 << 10, nullptr));
+  EXPECT_EQ(tu.pickAllReduce(128 << 10).algo, weft::Tuned::kRhd);
+  // Not where nodes differ in size and hold several ranks.
+  EXPECT_FALSE(tuner(layout({2, 1})).allReduceUs(weft::Tuned::kRhd, 1024, nullptr) < 1e300);
 }
 
 TEST(Tuner, OneshotNeedsStagingForEveryRank) {

@@ -1,0 +1,209 @@
+// Recursive halving-doubling allreduce (Rabenseifner): a reduce-scatter by
+// recursive halving, then an allgather by recursive doubling, over the same
+// partners in reverse. At halving step k a rank splits the segment it still
+// reduces, keeps one half, sends the other to the rank whose index differs
+// in bit k and reduces the partner's copy of the kept half; after log2(n)
+// steps it holds 1/n of the sum, and the doubling steps hand the pieces back.
+// Each rank sends 2(n-1)/n of the buffer, as in the ring, over 2 log2(n) hops
+// instead of 2(n-1): the form for sizes where the ring's hops and recursive
+// doubling's log2(n) copies both cost. Across nodes it runs between the ranks
+// of equal local index after the node's reduce-scatter (hier.cc), so that one
+// plan never waits on shared memory and sockets at once (the engine sleeps on
+// the doorbell then, and socket bytes wait up to 1 ms: measured 2x slower on
+// 4 nodes x 2 ranks); with one rank per node, over all ranks.
+//
+// n not a power of two: ranks fold in pairs as in rd_allreduce.cc (2i sends
+// its input to 2i+1 first and gets the result back at the end).
+//
+// Every element is reduced by one rank (its owner after the halving), always
+// as op(lower index's value, higher index's), and copied to all: every rank
+// gets the same bits.
+//
+// Flows: 0 the fold and 1 the unfold (as in rd_allreduce.cc), then per step k
+// one flow to the partner (2+2k) carrying the halving's chunks and then the
+// doubling's, and one from it (3+2k): one flow per direction keeps the two
+// phases' bytes on that channel in order. The halving never writes what it
+// sends (the kept half and the sent half are disjoint), so no scratch.
+#include <cstring>
+
+#include "collectives/coll_context.h"
+#include "collectives/reduce.h"
+#include "collectives/ring_schedule.h"
+#include "core/error.h"
+
+namespace weft {
+namespace {
+
+enum class Role { kPlain, kFoldIn, kFoldedOut };
+
+class HalvingDoublingPlan : public FlowPlan {
+ public:
+  HalvingDoublingPlan(CollContext& ctx, const CollArgs& a, int steps, size_t chunkBytes)
+      : ctx_(ctx), args_(a), m_(steps), chunk_(chunkBytes) {
+    const int n = ctx.nranks, r = ctx.rank;
+    extra_ = n - (1 << steps);
+    esize_ = datatypeSize(a.datatype);
+    if (r < 2 * extra_) {
+      role_ = r % 2 == 0 ? Role::kFoldedOut : Role::kFoldIn;
+      index_ = r / 2;
+    } else {
+      index_ = r - extra_;
+    }
+    // Segment halving: seg_[k] is what we reduce before step k, [lo, hi).
+    Span seg{0, a.count};
+    for (int k = 0; k < m_; ++k) {
+      const size_t lower = seg.count / 2;
+      Span low{seg.offset, lower}, high{seg.offset + lower, seg.count - lower};
+      const bool bit = (index_ >> k) & 1;
+      keep_[k] = bit ? high : low;
+      give_[k] = bit ? low : high;
+      seg = keep_[k];
+    }
+    foldChunks_ = chunks(Span{0, a.count});
+  }
+
+  int numFlows() const override { return 2 + 2 * m_; }
+  bool isSend(int f) const override {
+    if (f >= 2) return f % 2 == 0;
+    return (f == 0) == (role_ == Role::kFoldedOut);
+  }
+  Channel* channel(int f) const override {
+    int peer =
+        f >= 2 ? partner((f - 2) / 2) : (role_ == Role::kFoldIn ? ctx_.rank - 1 : ctx_.rank + 1);
+    return isSend(f) ? ctx_.channels->sendChannel(peer, 0) : ctx_.channels->recvChannel(peer, 0);
+  }
+  int64_t numItems(int f) const override {
+    if (f < 2) return role_ == Role::kPlain ? 0 : foldChunks_;
+    if (role_ == Role::kFoldedOut) return 0;
+    return chunks(give_[(f - 2) / 2]) + chunks(keep_[(f - 2) / 2]);
+  }
+
+  FlowItem item(int f, int64_t c) const override {
+    FlowItem it;
+    if (f < 2) {
+      Span sp = chunkOf(Span{0, args_.count}, foldChunks_, c);
+      set(&it, sp, recv());
+      if (f == 0 && role_ == Role::kFoldedOut) set(&it, sp, input());
+      if (f == 0 && role_ == Role::kFoldIn) it.data = slot(0);
+      if (f == 1 && role_ == Role::kFoldIn) {
+        // The whole result: the last doubling received, and sent, everything else.
+        depend(&it, 3, numItems(3) - 1);
+        it.depFlow2 = 2;
+        it.depItem2 = numItems(2) - 1;
+      }
+      if (f == 1 && role_ == Role::kFoldedOut) depend(&it, 0, c);  // in place: input left first
+      return it;
+    }
+    const int k = (f - 2) / 2;
+    const bool send = f % 2 == 0;
+    // Sends: the halving gives give_[k], the doubling gives keep_[k] (ours by
+    // then); receives: the halving brings keep_[k], the doubling give_[k].
+    const Span first = send ? give_[k] : keep_[k], second = send ? keep_[k] : give_[k];
+    const int64_t n1 = chunks(first);
+    if (c < n1) {  // halving
+      Span sp = chunkOf(first, n1, c);
+      if (send) {
+        set(&it, sp, source(k));
+      } else {
+        set(&it, sp, nullptr);
+        it.data = slot(1 + k);
+      }
+      // What we reduce or send at step k was reduced at step k-1 (or folded).
+      if (k > 0)
+        depend(&it, 3 + 2 * (k - 1), chunks(keep_[k - 1]) - 1);
+      else if (role_ == Role::kFoldIn)
+        depend(&it, 0, foldChunks_ - 1);
+      return it;
+    }
+    Span sp = chunkOf(second, chunks(second), c - n1);
+    set(&it, sp, recv());
+    if (send) {
+      // keep_[k] is whole once step k+1's doubling arrived and our own send
+      // of step k+1 (which waited for everything beyond) is done; at the
+      // last step, once its halving was reduced.
+      if (k == m_ - 1) {
+        depend(&it, f + 1, chunks(keep_[k]) - 1);
+      } else {
+        depend(&it, 3 + 2 * (k + 1), numItems(3 + 2 * (k + 1)) - 1);
+        it.depFlow2 = 2 + 2 * (k + 1);
+        it.depItem2 = numItems(2 + 2 * (k + 1)) - 1;
+      }
+    } else {
+      depend(&it, f - 1, chunks(give_[k]) - 1);  // our halving send left that place
+    }
+    return it;
+  }
+
+  void onReceived(int f, int64_t c) override {
+    if (f == 0) {
+      Span sp = chunkOf(Span{0, args_.count}, foldChunks_, c);
+      const size_t off = sp.offset * esize_;  // rank-1 holds the lower index
+      reduceElements(args_.datatype, args_.op, recv() + off, slot(0), input() + off, sp.count);
+      return;
+    }
+    if (f < 3 || f % 2 == 0) return;
+    const int k = (f - 3) / 2;
+    const int64_t n1 = chunks(keep_[k]);
+    if (c >= n1) return;  // a doubling chunk: it landed in place
+    Span sp = chunkOf(keep_[k], n1, c);
+    const size_t off = sp.offset * esize_;
+    const char* mine = source(k) + off;
+    const char* theirs = slot(1 + k);
+    const bool lower = ((index_ >> k) & 1) == 0;
+    reduceElements(args_.datatype, args_.op, recv() + off, lower ? mine : theirs,
+                   lower ? theirs : mine, sp.count);
+  }
+
+ private:
+  int64_t chunks(Span s) const { return chunksPerSegment(s.count, esize_, chunk_); }
+  int rankOf(int i) const { return i < extra_ ? 2 * i + 1 : i + extra_; }
+  int partner(int k) const { return rankOf(index_ ^ (1 << k)); }
+  char* recv() const { return static_cast<char*>(args_.recvbuff); }
+  const char* input() const { return static_cast<const char*>(args_.sendbuff); }
+  // Our values before step k: the input at step 0 (unless folded into recvbuff).
+  const char* source(int k) const { return k == 0 && role_ == Role::kPlain ? input() : recv(); }
+  char* slot(int i) const { return ctx_.staging + static_cast<size_t>(i) * (chunk_ + 64); }
+  void set(FlowItem* it, Span sp, const char* base) const {
+    it->bytes = sp.count * esize_;
+    if (base != nullptr) it->data = const_cast<char*>(base) + sp.offset * esize_;
+  }
+  static void depend(FlowItem* it, int flow, int64_t item) {
+    it->depFlow = flow;
+    it->depItem = item;
+  }
+
+  static constexpr int kMaxSteps = 31;
+  CollContext& ctx_;
+  CollArgs args_;
+  int m_, extra_ = 0, index_ = 0;
+  size_t chunk_, esize_ = 0;
+  Role role_ = Role::kPlain;
+  Span keep_[kMaxSteps] = {}, give_[kMaxSteps] = {};
+  int64_t foldChunks_ = 1;
+};
+
+}  // namespace
+
+weftResult_t halvingDoublingAllReduceNoAvg(CollContext& ctx, const CollArgs& args) {
+  const size_t bytes = args.count * datatypeSize(args.datatype);
+  if (ctx.nranks == 1 || bytes == 0) {
+    if (args.recvbuff != args.sendbuff && bytes > 0)
+      std::memcpy(args.recvbuff, args.sendbuff, bytes);
+    return weftSuccess;
+  }
+  int steps = 0;
+  while ((2 << steps) <= ctx.nranks) ++steps;
+  // One slot per receiving flow (the fold and each step), each a chunk.
+  size_t chunk = ctx.stagingBytes / static_cast<size_t>(steps + 1) / 64 * 64 - 64;
+  if (ctx.chunkBytes < chunk) chunk = ctx.chunkBytes;
+  HalvingDoublingPlan plan(ctx, args, steps, chunk);
+  return runFlows(plan, ctx.run);
+}
+
+weftResult_t halvingDoublingAllReduce(CollContext& ctx, const CollArgs& args) {
+  WEFT_CHECK(halvingDoublingAllReduceNoAvg(ctx, args));
+  if (args.op == weftAvg) finishAverage(args.datatype, args.recvbuff, args.count, ctx.nranks);
+  return weftSuccess;
+}
+
+}  // namespace weft
