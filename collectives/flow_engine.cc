@@ -39,7 +39,7 @@ weftResult_t runPlan(FlowPlan& plan, const FlowRunOptions& opts) {
   thread_local std::vector<FlowState> states;
   thread_local std::vector<pollfd> pfds;
   states.assign(nflows, FlowState());
-  pfds.resize(nflows);
+  pfds.resize(nflows + 1);  // each flow's descriptor, and the doorbell's wake socket
   FlowState* st = states.data();
   int remaining = 0;
   for (int f = 0; f < nflows; ++f) {
@@ -49,6 +49,7 @@ weftResult_t runPlan(FlowPlan& plan, const FlowRunOptions& opts) {
   Backoff backoff(opts.spinUs, opts.yieldUs);
   bool deathSuspected = false;  // a peer's socket closed; confirmed after one more idle pass
   bool armed = false;           // doorbell armed, waiting for one more idle pass
+  bool armedPoll = false;       // armed to sleep in poll() (sockets wait too), not the futex
   uint32_t armedSeq = 0;
   struct Disarm {  // never leave the doorbell armed on an early return
     const bool& armed;
@@ -166,23 +167,46 @@ weftResult_t runPlan(FlowPlan& plan, const FlowRunOptions& opts) {
       sched_yield();
       continue;
     }
-    if (bellFlows && opts.doorbell != nullptr) {
+    Doorbell* bell = opts.doorbell;
+    int wakeSlot = -1;
+    if (bellFlows && bell != nullptr) {
       if (!armed) {
-        // Arm, then make one more pass before sleeping (doorbell.h explains why).
-        armedSeq = opts.doorbell->arm();
+        // Arm, then make one more pass before sleeping (doorbell.h explains
+        // why). Where sockets wait too, sleep in poll() on them and the wake
+        // socket: a futex sleep left a socket's bytes unread for up to 1 ms
+        // behind a shared-memory flow still waiting (halving-doubling over 4
+        // nodes x 2 ranks ran 2x slower than over 4 x 1).
+        armedPoll = fdFlows && bell->wakeFd >= 0;
+        if (armedPoll) {
+          bell->drainWake();
+          bell->armPoll();
+        } else {
+          armedSeq = bell->arm();
+        }
         armed = true;
         continue;
       }
-      opts.doorbell->wait(armedSeq, fdFlows ? 1000 : 20000);
-      opts.doorbell->disarm();
-      armed = false;
-      pollMs = 0;  // just collect socket readiness and deaths
+      if (armedPoll) {
+        wakeSlot = npfd;
+        pfds[npfd++] = {bell->wakeFd, POLLIN, 0};
+      } else {
+        // No wake socket: sockets are looked at every 1 ms at most.
+        bell->wait(armedSeq, fdFlows ? 1000 : 20000);
+        bell->disarm();
+        armed = false;
+        pollMs = 0;  // just collect socket readiness and deaths
+      }
     } else if (bellFlows) {
       pollMs = 1;
     }
     int rc = poll(pfds.data(), npfd, pollMs);
     if (rc < 0 && errno != EINTR)
       return setError(weftSystemError, "poll failed: %s", strerror(errno));
+    if (wakeSlot >= 0) {
+      bell->disarm();
+      armed = false;
+      if (rc > 0 && pfds[wakeSlot].revents != 0) --rc;  // a ring, not a death
+    }
     if (rc > 0 && bellFlows) {
       for (int f = 0; f < nflows; ++f) {
         if (st[f].next >= st[f].total || !plan.channel(f)->usesDoorbell()) continue;

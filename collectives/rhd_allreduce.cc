@@ -12,21 +12,21 @@
 // the doorbell then, and socket bytes wait up to 1 ms: measured 2x slower on
 // 4 nodes x 2 ranks); with one rank per node, over all ranks.
 //
-// n not a power of two: ranks fold in pairs as in rd_allreduce.cc (2i sends
-// its input to 2i+1 first and gets the result back at the end).
+// n not a power of two: ranks fold in pairs first (pair_fold.h, which also
+// gives the partners and the flow layout).
 //
 // Every element is reduced by one rank (its owner after the halving), always
 // as op(lower index's value, higher index's), and copied to all: every rank
 // gets the same bits.
 //
-// Flows: 0 the fold and 1 the unfold (as in rd_allreduce.cc), then per step k
-// one flow to the partner (2+2k) carrying the halving's chunks and then the
-// doubling's, and one from it (3+2k): one flow per direction keeps the two
-// phases' bytes on that channel in order. The halving never writes what it
+// Each step's flow to the partner carries the halving's chunks and then the
+// doubling's (and the flow from it likewise): one flow per direction keeps
+// the two phases' bytes on that channel in order. The halving never writes what it
 // sends (the kept half and the sent half are disjoint), so no scratch.
 #include <cstring>
 
 #include "collectives/coll_context.h"
+#include "collectives/pair_fold.h"
 #include "collectives/reduce.h"
 #include "collectives/ring_schedule.h"
 #include "core/error.h"
@@ -34,44 +34,31 @@
 namespace weft {
 namespace {
 
-enum class Role { kPlain, kFoldIn, kFoldedOut };
+using Role = PairFold::Role;
 
 class HalvingDoublingPlan : public FlowPlan {
  public:
-  HalvingDoublingPlan(CollContext& ctx, const CollArgs& a, int steps, size_t chunkBytes)
-      : ctx_(ctx), args_(a), m_(steps), chunk_(chunkBytes) {
-    const int n = ctx.nranks, r = ctx.rank;
-    extra_ = n - (1 << steps);
+  HalvingDoublingPlan(CollContext& ctx, const CollArgs& a, const PairFold& fold, size_t chunkBytes)
+      : ctx_(ctx), args_(a), fold_(fold), m_(fold.steps), chunk_(chunkBytes) {
     esize_ = datatypeSize(a.datatype);
-    if (r < 2 * extra_) {
-      role_ = r % 2 == 0 ? Role::kFoldedOut : Role::kFoldIn;
-      index_ = r / 2;
-    } else {
-      index_ = r - extra_;
-    }
-    // Segment halving: seg_[k] is what we reduce before step k, [lo, hi).
+    role_ = fold.role;
+    // The halving: before step k we reduce a segment; we keep one half of it
+    // (the lower one where our bit k is 0) and give the other away.
     Span seg{0, a.count};
     for (int k = 0; k < m_; ++k) {
       const size_t lower = seg.count / 2;
       Span low{seg.offset, lower}, high{seg.offset + lower, seg.count - lower};
-      const bool bit = (index_ >> k) & 1;
-      keep_[k] = bit ? high : low;
-      give_[k] = bit ? low : high;
+      const bool lowOurs = fold.lowerAt(k);
+      keep_[k] = lowOurs ? low : high;
+      give_[k] = lowOurs ? high : low;
       seg = keep_[k];
     }
     foldChunks_ = chunks(Span{0, a.count});
   }
 
-  int numFlows() const override { return 2 + 2 * m_; }
-  bool isSend(int f) const override {
-    if (f >= 2) return f % 2 == 0;
-    return (f == 0) == (role_ == Role::kFoldedOut);
-  }
-  Channel* channel(int f) const override {
-    int peer =
-        f >= 2 ? partner((f - 2) / 2) : (role_ == Role::kFoldIn ? ctx_.rank - 1 : ctx_.rank + 1);
-    return isSend(f) ? ctx_.channels->sendChannel(peer, 0) : ctx_.channels->recvChannel(peer, 0);
-  }
+  int numFlows() const override { return fold_.numFlows(); }
+  bool isSend(int f) const override { return fold_.isSend(f); }
+  Channel* channel(int f) const override { return fold_.channel(ctx_.channels, f); }
   int64_t numItems(int f) const override {
     if (f < 2) return role_ == Role::kPlain ? 0 : foldChunks_;
     if (role_ == Role::kFoldedOut) return 0;
@@ -87,9 +74,9 @@ class HalvingDoublingPlan : public FlowPlan {
       if (f == 0 && role_ == Role::kFoldIn) it.data = slot(0);
       if (f == 1 && role_ == Role::kFoldIn) {
         // The whole result: the last doubling received, and sent, everything else.
-        depend(&it, 3, numItems(3) - 1);
-        it.depFlow2 = 2;
-        it.depItem2 = numItems(2) - 1;
+        depend(&it, PairFold::recvFlow(0), numItems(PairFold::recvFlow(0)) - 1);
+        it.depFlow2 = PairFold::sendFlow(0);
+        it.depItem2 = numItems(PairFold::sendFlow(0)) - 1;
       }
       if (f == 1 && role_ == Role::kFoldedOut) depend(&it, 0, c);  // in place: input left first
       return it;
@@ -110,7 +97,7 @@ class HalvingDoublingPlan : public FlowPlan {
       }
       // What we reduce or send at step k was reduced at step k-1 (or folded).
       if (k > 0)
-        depend(&it, 3 + 2 * (k - 1), chunks(keep_[k - 1]) - 1);
+        depend(&it, PairFold::recvFlow(k - 1), chunks(keep_[k - 1]) - 1);
       else if (role_ == Role::kFoldIn)
         depend(&it, 0, foldChunks_ - 1);
       return it;
@@ -124,9 +111,9 @@ class HalvingDoublingPlan : public FlowPlan {
       if (k == m_ - 1) {
         depend(&it, f + 1, chunks(keep_[k]) - 1);
       } else {
-        depend(&it, 3 + 2 * (k + 1), numItems(3 + 2 * (k + 1)) - 1);
-        it.depFlow2 = 2 + 2 * (k + 1);
-        it.depItem2 = numItems(2 + 2 * (k + 1)) - 1;
+        depend(&it, PairFold::recvFlow(k + 1), numItems(PairFold::recvFlow(k + 1)) - 1);
+        it.depFlow2 = PairFold::sendFlow(k + 1);
+        it.depItem2 = numItems(PairFold::sendFlow(k + 1)) - 1;
       }
     } else {
       depend(&it, f - 1, chunks(give_[k]) - 1);  // our halving send left that place
@@ -149,20 +136,18 @@ class HalvingDoublingPlan : public FlowPlan {
     const size_t off = sp.offset * esize_;
     const char* mine = source(k) + off;
     const char* theirs = slot(1 + k);
-    const bool lower = ((index_ >> k) & 1) == 0;
+    const bool lower = fold_.lowerAt(k);
     reduceElements(args_.datatype, args_.op, recv() + off, lower ? mine : theirs,
                    lower ? theirs : mine, sp.count);
   }
 
  private:
   int64_t chunks(Span s) const { return chunksPerSegment(s.count, esize_, chunk_); }
-  int rankOf(int i) const { return i < extra_ ? 2 * i + 1 : i + extra_; }
-  int partner(int k) const { return rankOf(index_ ^ (1 << k)); }
   char* recv() const { return static_cast<char*>(args_.recvbuff); }
   const char* input() const { return static_cast<const char*>(args_.sendbuff); }
   // Our values before step k: the input at step 0 (unless folded into recvbuff).
   const char* source(int k) const { return k == 0 && role_ == Role::kPlain ? input() : recv(); }
-  char* slot(int i) const { return ctx_.staging + static_cast<size_t>(i) * (chunk_ + 64); }
+  char* slot(int i) const { return pairFoldSlot(ctx_, chunk_, i); }
   void set(FlowItem* it, Span sp, const char* base) const {
     it->bytes = sp.count * esize_;
     if (base != nullptr) it->data = const_cast<char*>(base) + sp.offset * esize_;
@@ -175,7 +160,8 @@ class HalvingDoublingPlan : public FlowPlan {
   static constexpr int kMaxSteps = 31;
   CollContext& ctx_;
   CollArgs args_;
-  int m_, extra_ = 0, index_ = 0;
+  PairFold fold_;
+  int m_;
   size_t chunk_, esize_ = 0;
   Role role_ = Role::kPlain;
   Span keep_[kMaxSteps] = {}, give_[kMaxSteps] = {};
@@ -191,12 +177,8 @@ weftResult_t halvingDoublingAllReduceNoAvg(CollContext& ctx, const CollArgs& arg
       std::memcpy(args.recvbuff, args.sendbuff, bytes);
     return weftSuccess;
   }
-  int steps = 0;
-  while ((2 << steps) <= ctx.nranks) ++steps;
-  // One slot per receiving flow (the fold and each step), each a chunk.
-  size_t chunk = ctx.stagingBytes / static_cast<size_t>(steps + 1) / 64 * 64 - 64;
-  if (ctx.chunkBytes < chunk) chunk = ctx.chunkBytes;
-  HalvingDoublingPlan plan(ctx, args, steps, chunk);
+  const PairFold fold(ctx.rank, ctx.nranks);
+  HalvingDoublingPlan plan(ctx, args, fold, pairFoldChunk(ctx, fold.steps));
   return runFlows(plan, ctx.run);
 }
 

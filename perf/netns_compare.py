@@ -16,15 +16,9 @@ the slowest rank's time), one job per size.
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 
-
-def parse_size(text):
-    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    if text[-1].upper() in mult:
-        return int(text[:-1]) * mult[text[-1].upper()]
-    return int(text)
+from netns_common import add_job_options, run_netns as run_job_netns, sweeps
 
 
 def rows(output, col):
@@ -67,60 +61,25 @@ def run_job(args, algo, lo, hi, iters):
 
 
 def run_netns(args, algo, program):
-    here = os.path.dirname(os.path.abspath(__file__))
-    root = os.path.dirname(here)
-    cmd = ["bash", os.path.join(root, "tests/netns/netns_job.sh"),
-           "--relay", os.path.join(args.build, "tests/netns/weft-tun-relay"),
-           "--nodes", str(args.nodes), "--ppn", str(args.ppn), "--link", "tun",
-           "--delay-us", str(args.delay_us), "--rate-mbit", str(args.rate_mbit),
-           "--timeout", str(args.timeout)] + (["--relay-rt"] if args.relay_rt else []) + ["--",
-           "env", "WEFT_ALGO=" + algo] + program
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout + 60)
-    if res.returncode != 0:
-        sys.stderr.write("%s failed (%d):\n%s%s" % (algo, res.returncode, res.stdout[-3000:],
-                                                    res.stderr[-2000:]))
-        return ""
-    return res.stdout
+    return run_job_netns(args, ["env", "WEFT_ALGO=" + algo] + program, algo)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--build", default="build")
-    ap.add_argument("--nodes", type=int, default=4)
-    ap.add_argument("--ppn", type=int, default=2)
-    ap.add_argument("--delay-us", type=float, default=200)
-    ap.add_argument("--rate-mbit", type=float, default=1000)
-    ap.add_argument("--algos", default="auto,ring,tree,hier,oneshot")
-    ap.add_argument("-b", default="8")
-    ap.add_argument("-e", default="64M")
-    ap.add_argument("-f", type=int, default=4)
-    ap.add_argument("--split", default="1M", help="sizes above this run --iters-large iterations")
-    ap.add_argument("--iters-small", type=int, default=40)
-    ap.add_argument("--iters-large", type=int, default=4)
+    add_job_options(ap)
+    ap.add_argument("--algos", default="auto,ring,tree,hier,oneshot,rd,rhd")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--latency", action="store_true",
                     help="time single calls (perf/allreduce_latency) instead of back-to-back loops")
-    ap.add_argument("--relay-rt", action="store_true",
-                    help="run the relay at real-time priority (netns_job.sh --relay-rt)")
-    ap.add_argument("--timeout", type=int, default=400)
     args = ap.parse_args()
     algos = args.algos.split(",")
-    lo, hi, split = parse_size(args.b), parse_size(args.e), parse_size(args.split)
-    ranges = []
-    if lo <= split:
-        ranges.append((lo, min(hi, split), args.iters_small))
-    if hi > split:
-        first = lo
-        while first <= split:
-            first *= args.f
-        ranges.append((first, hi, args.iters_large))
     samples = {a: {} for a in algos}
     for rnd in range(args.rounds):
         # Odd rounds run the algorithms in reverse order, so that whatever comes
         # first after the namespaces are built (or last) is not always the same one.
         for algo in (algos if rnd % 2 == 0 else list(reversed(algos))):
-            for (a, b, iters) in ranges:
+            for (a, b, iters) in sweeps(args):
                 for size, (us, busbw) in run_job(args, algo, a, b, iters).items():
                     samples[algo].setdefault(size, []).append((us, busbw))
             sys.stderr.write("round %d: %s done\n" % (rnd + 1, algo))

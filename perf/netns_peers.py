@@ -24,18 +24,12 @@ in-place time when the fastest Gloo algorithm at a size is a legacy one.
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 
+from netns_common import add_job_options, parse_size, run_netns, sweeps
+
 LEGACY_INPLACE = {"ring", "ring_chunked", "halving_doubling", "bcube"}
-
-
-def parse_size(text):
-    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    if text[-1].upper() in mult:
-        return int(text[:-1]) * mult[text[-1].upper()]
-    return int(text)
 
 
 def rows(output, time_col, bw_col):
@@ -52,25 +46,9 @@ def rows(output, time_col, bw_col):
     return out
 
 
-def netns_job(args, program, mpirun=False):
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    cmd = ["bash", os.path.join(root, "tests/netns/netns_job.sh"),
-           "--relay", os.path.join(args.build, "tests/netns/weft-tun-relay"),
-           "--nodes", str(args.nodes), "--ppn", str(args.ppn), "--link", "tun",
-           "--delay-us", str(args.delay_us), "--rate-mbit", str(args.rate_mbit),
-           "--timeout", str(args.timeout)] + (["--relay-rt"] if args.relay_rt else []) + \
-          (["--mpirun"] if mpirun else []) + ["--"] + program
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout + 60)
-    if res.returncode != 0:
-        sys.stderr.write("%s failed (%d):\n%s%s" % (" ".join(program[:3]), res.returncode,
-                                                    res.stdout[-3000:], res.stderr[-2000:]))
-        return ""
-    return res.stdout
-
-
 def run_weft(args, sweep):
     tool = "all_reduce_perf" if args.op == "allreduce" else "all_gather_perf"
-    out = netns_job(args, [os.path.join(args.build, "perf", tool)] + sweep + ["-c", "0"])
+    out = run_netns(args, [os.path.join(args.build, "perf", tool)] + sweep + ["-c", "0"], "weft")
     return rows(out, 5, 7), rows(out, 9, 11)
 
 
@@ -78,7 +56,7 @@ def run_mpi(args, sweep):
     program = ["env", "OMPI_MCA_pml=ob1", "OMPI_MCA_btl=self,vader,tcp",
                "OMPI_MCA_mpi_yield_when_idle=1",
                os.path.join(args.peers, "mpi_coll_bench")] + sweep + ["-c", "0", "-o", args.op]
-    return rows(netns_job(args, program, mpirun=True), 4, 6)
+    return rows(run_netns(args, program, "mpi", mpirun=True), 4, 6)
 
 
 def run_gloo(args, algo, sweep):
@@ -89,57 +67,37 @@ def run_gloo(args, algo, sweep):
         shell = ('addr=$(ip -4 -o addr show dev "${WEFT_SOCKET_IFNAME#=}" | '
                  'sed -n "s/.* inet \\([0-9.]*\\).*/\\1/p"); '
                  'RANK=$WEFT_RANK SIZE=$WEFT_WORLD_SIZE PREFIX=gloo exec ' + bench + ' -H "$addr"')
-        return rows(netns_job(args, ["sh", "-c", shell]), 4, 6)
+        return rows(run_netns(args, ["sh", "-c", shell], "gloo " + algo), 4, 6)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--build", default="build")
+    add_job_options(ap)
     ap.add_argument("--peers", default="../shared/peers/bin")
     ap.add_argument("-o", "--op", choices=["allreduce", "allgather"], default="allreduce")
-    ap.add_argument("--nodes", type=int, default=4)
-    ap.add_argument("--ppn", type=int, default=2)
-    ap.add_argument("--delay-us", type=float, default=200)
-    ap.add_argument("--rate-mbit", type=float, default=1000)
-    ap.add_argument("-b", default="8")
-    ap.add_argument("-e", default="64M")
-    ap.add_argument("-f", type=int, default=4)
-    ap.add_argument("--split", default="1M", help="sizes above this run --iters-large iterations")
-    ap.add_argument("--iters-small", type=int, default=40)
-    ap.add_argument("--iters-large", type=int, default=4)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--gloo", default="ring,halving_doubling,new",
                     help="Gloo algorithms to run (comma list; empty: none)")
     ap.add_argument("--no-mpi", action="store_true")
-    ap.add_argument("--relay-rt", action="store_true",
-                    help="run the relay at real-time priority (netns_job.sh --relay-rt)")
-    ap.add_argument("--timeout", type=int, default=400)
     args = ap.parse_args()
     gloo = [a for a in args.gloo.split(",") if a]
     if args.op == "allgather":
         gloo = [a for a in gloo if a in ("ring", "new")]
-
-    lo, hi, split = parse_size(args.b), parse_size(args.e), parse_size(args.split)
-    sweeps = []
-    if lo <= split:
-        sweeps.append((lo, min(hi, split), args.iters_small))
-    if hi > split:
-        first = lo
-        while first <= split:
-            first *= args.f
-        sweeps.append((first, hi, args.iters_large))
 
     programs = ["weft"] + ([] if args.no_mpi else ["mpi"]) + ["gloo:" + a for a in gloo]
     samples = {p: {} for p in programs + ["weft-ip"]}
     for rnd in range(args.rounds):
         order = programs if rnd % 2 == 0 else list(reversed(programs))
         for prog in order:
-            for (a, b, iters) in sweeps:
-                # A job's first calls run slower on this emulation (the ranks and the
-                # relay settle on the cores): a quarter of the calls warm up.
-                sweep = ["-b", str(a), "-e", str(b), "-f", str(args.f),
-                         "-w", str(max(2, iters // 4)), "-n", str(iters)]
+            for (a, b, iters) in sweeps(args):
+                # A job's first few hundred calls run up to 2.5x slower on this
+                # emulation (the ranks and the relay settle on the cores;
+                # docs/performance.md): latency-bound sizes warm up 5x as long as
+                # they are timed, every program alike.
+                warm = 5 * iters if a <= parse_size(args.split) else max(2, iters // 4)
+                sweep = ["-b", str(a), "-e", str(b), "-f", str(args.f), "-w", str(warm),
+                         "-n", str(iters)]
                 if prog == "weft":
                     oop, ip = run_weft(args, sweep)
                     found = {"weft": oop, "weft-ip": ip}

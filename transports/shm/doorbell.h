@@ -12,6 +12,16 @@
 // write, which makes the published counter visible to the re-check. RMWs
 // rather than seq_cst fences: same cost on x86, and TSan models them (it does
 // not support atomic_thread_fence).
+//
+// A sleeper that also waits on sockets (a plan with peers on other nodes)
+// cannot sleep in a futex, which sockets do not wake: it sleeps in poll() on
+// its sockets and a wake socket, an abstract Unix datagram socket of this
+// network namespace (a node's ranks share one). It stores 2 in `sleeping`
+// instead of 1, and a ringer that reads 2 sends one byte there; the same pair
+// of RMWs orders it. The ringer's read of 2 also makes the socket's name
+// (written by the owner before its first such exchange) visible. A byte left
+// from an earlier sleep is drained before arming, never after: a byte that
+// arrives once armed is a wake-up for this sleep.
 #pragma once
 
 #include <atomic>
@@ -21,8 +31,14 @@ namespace weft {
 
 struct Doorbell {
   alignas(64) std::atomic<uint32_t> seq{0};
-  alignas(64) std::atomic<uint32_t> sleeping{0};
+  alignas(64) std::atomic<uint32_t> sleeping{0};  // 0 awake, 1 in futex_wait, 2 in poll()
   char pad[60];
+  // The wake socket's name, "weft-bell-<pid>-<id>" (the owner writes it at
+  // setup), and the owner's descriptor for it (-1: none; meaningless in
+  // other processes).
+  alignas(64) uint32_t wakePid = 0;
+  uint32_t wakeId = 0;
+  int32_t wakeFd = -1;
 
   // Called by a peer after it published a counter this rank may be waiting on.
   void ring();
@@ -31,6 +47,14 @@ struct Doorbell {
   uint32_t arm();
   void wait(uint32_t armedSeq, int timeoutUs);
   void disarm() { sleeping.store(0, std::memory_order_relaxed); }
+  // The poll() sleeper (owner only): drainWake(), armPoll(), re-check, then
+  // poll() with wakeFd among the descriptors, then disarm().
+  void drainWake();
+  void armPoll() { sleeping.exchange(2, std::memory_order_acq_rel); }
+  // Owner, at setup: makes the wake socket; false (and wakeFd -1) where it
+  // cannot be made, and the sleeper then naps in the futex in short slices.
+  bool openWake();
+  void closeWake();
 };
 
 }  // namespace weft

@@ -47,6 +47,12 @@ size_t shmFifoForNode(size_t wanted, int nlocal, int nstreams);
 
 class ShmTransport {
  public:
+  ShmTransport() = default;
+  ShmTransport(const ShmTransport&) = delete;
+  ShmTransport& operator=(const ShmTransport&) = delete;
+  ~ShmTransport() {
+    if (bell_ != nullptr) bell_->closeWake();
+  }
   // Collective over the bootstrap. `tcp` supplies the death-watch sockets;
   // `places` (core/rank_place.h) says which ranks share our node. *usable is
   // false, on every rank alike, when some rank could not map a local peer's
