@@ -7,10 +7,8 @@
 // Each rank sends 2(n-1)/n of the buffer, as in the ring, over 2 log2(n) hops
 // instead of 2(n-1): the form for sizes where the ring's hops and recursive
 // doubling's log2(n) copies both cost. Across nodes it runs between the ranks
-// of equal local index after the node's reduce-scatter (hier.cc), so that one
-// plan never waits on shared memory and sockets at once (the engine sleeps on
-// the doorbell then, and socket bytes wait up to 1 ms: measured 2x slower on
-// 4 nodes x 2 ranks); with one rank per node, over all ranks.
+// of equal local index after the node's reduce-scatter (hier.cc); with one
+// rank per node, or on one node, over all ranks.
 //
 // n not a power of two: ranks fold in pairs first (pair_fold.h, which also
 // gives the partners and the flow layout).
