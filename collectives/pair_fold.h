@@ -15,8 +15,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 
 #include "collectives/coll_context.h"
+#include "collectives/reduce.h"
 
 namespace weft {
 
@@ -60,6 +62,14 @@ inline size_t pairFoldChunk(const CollContext& ctx, int steps) {
 }
 inline char* pairFoldSlot(const CollContext& ctx, size_t chunk, int slot) {
   return ctx.staging + static_cast<size_t>(slot) * (chunk + 64);
+}
+
+// One rank, or nothing to reduce: the input is the result. True when done so.
+inline bool pairFoldTrivial(const CollContext& ctx, const CollArgs& args) {
+  const size_t bytes = args.count * datatypeSize(args.datatype);
+  if (ctx.nranks > 1 && bytes > 0) return false;
+  if (args.recvbuff != args.sendbuff && bytes > 0) std::memcpy(args.recvbuff, args.sendbuff, bytes);
+  return true;
 }
 
 }  // namespace weft

@@ -129,12 +129,8 @@ class RecursiveDoublingPlan : public FlowPlan {
 }  // namespace
 
 weftResult_t recursiveDoublingAllReduceNoAvg(CollContext& ctx, const CollArgs& args) {
+  if (pairFoldTrivial(ctx, args)) return weftSuccess;
   const size_t bytes = args.count * datatypeSize(args.datatype);
-  if (ctx.nranks == 1 || bytes == 0) {
-    if (args.recvbuff != args.sendbuff && bytes > 0)
-      std::memcpy(args.recvbuff, args.sendbuff, bytes);
-    return weftSuccess;
-  }
   const PairFold fold(ctx.rank, ctx.nranks);
   const bool plain = fold.role == Role::kPlain;
   const int writes = !fold.takesPart() ? 0 : fold.steps + (plain ? 0 : 1);

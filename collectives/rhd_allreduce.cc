@@ -21,7 +21,6 @@
 // doubling's (and the flow from it likewise): one flow per direction keeps
 // the two phases' bytes on that channel in order. The halving never writes what it
 // sends (the kept half and the sent half are disjoint), so no scratch.
-#include <cstring>
 
 #include "collectives/coll_context.h"
 #include "collectives/pair_fold.h"
@@ -169,12 +168,7 @@ class HalvingDoublingPlan : public FlowPlan {
 }  // namespace
 
 weftResult_t halvingDoublingAllReduceNoAvg(CollContext& ctx, const CollArgs& args) {
-  const size_t bytes = args.count * datatypeSize(args.datatype);
-  if (ctx.nranks == 1 || bytes == 0) {
-    if (args.recvbuff != args.sendbuff && bytes > 0)
-      std::memcpy(args.recvbuff, args.sendbuff, bytes);
-    return weftSuccess;
-  }
+  if (pairFoldTrivial(ctx, args)) return weftSuccess;
   const PairFold fold(ctx.rank, ctx.nranks);
   HalvingDoublingPlan plan(ctx, args, fold, pairFoldChunk(ctx, fold.steps));
   return runFlows(plan, ctx.run);
