@@ -12,15 +12,12 @@
 //   hier:  an intra ring reduce-scatter and allgather (L-1 hops each, (L-1)/L
 //     S each), and between them L rings (or trees) of N ranks on S/L bytes
 //     that share the node's link: it carries 2(N-1)/N S.
-//   rd:  hier's intra phases, and between them L recursive doublings of N
-//     ranks on S/L bytes: log2(N) steps (2 more where N is not a power of
-//     two), each one hop and S on the node's link, reducing S/L. Where hier
-//     does not apply and every node has one rank, one doubling over all n.
-//   rhd:  hier's intra phases, and between them L halving-doublings of N
-//     ranks on S/L bytes: halving steps k = 0..log2(N)-1 swap S/L/2^(k+1),
-//     L of them on the node's link at once, and the doubling steps mirror
-//     them; folding (N not a power of two) adds two steps of S/L each. Where
-//     hier does not apply: over all n, with one rank per node or one node.
+//   rd, rhd:  hier's intra phases, and between them L doublings of N ranks
+//     on S/L bytes, whose L hops at a time share the node's link (where hier
+//     does not apply: one over all n, with one rank per node or one node).
+//     rd: log2(N) hops of S/L each, reducing S/L; rhd: halving hops k =
+//     0..log2(N)-1 of S/L/2^(k+1), reducing as much, and doubling hops
+//     mirroring them. N not a power of two: a fold and an unfold of S/L.
 // The chunk is the segment a step moves, up to WEFT_CHUNK: measured here
 // (8 ranks on 2 cores), every extra chunk costs a wake-up worth far more than
 // the pipeline fill it saves; the textbook c = sqrt(segment o / b) with o a
@@ -125,6 +122,10 @@ double Tuner::allReduceUs(Tuned algo, size_t bytes, size_t* chunkOut) const {
   const double ai = intra_.alphaUs, bi = intra_.usPerByte();
   size_t chunk = maxChunk_;
   double t = kInf;
+  // The hierarchical forms' reduce-scatter and allgather inside the node.
+  auto insideNode = [&](size_t c) {
+    return 2 * pipeline(L - 1, (L - 1) * ai, S / L, c, bi, o) + (L - 1.0) / L * S * r;
+  };
   switch (algo) {
     case Tuned::kOneshot: {
       if (static_cast<double>(n) * S > static_cast<double>(oneshotStaging_)) break;
@@ -154,8 +155,6 @@ double Tuner::allReduceUs(Tuned algo, size_t bytes, size_t* chunkOut) const {
       if (!hierUsable(*topo_)) break;
       double part = S / L;  // what each rank carries across nodes
       chunk = chunkFor(static_cast<size_t>(part / N));
-      double inside =
-          2 * pipeline(L - 1, (L - 1) * ai, S / L, chunk, bi, o) + (L - 1.0) / L * S * r;
       double across;
       if (algo == Tuned::kHierRing) {
         // L rings share the node link: each sees L times its per-byte time.
@@ -168,24 +167,10 @@ double Tuner::allReduceUs(Tuned algo, size_t bytes, size_t* chunkOut) const {
         across = 2 * topo_->acrossTreeHops * (ae + ce * be) + 6 * chunks(half, chunk) * o +
                  topo_->acrossTreeLinkLoad * S * be * sharedLinkPenalty(half) + part * r;
       }
-      t = inside + across;
+      t = insideNode(chunk) + across;
       break;
     }
-    case Tuned::kRd: {
-      const bool hier = hierUsable(*topo_);
-      if (!hier && N > 1 && !(topo_->uniform && L == 1)) break;
-      const int parts = hier ? N : n;
-      int p2 = 1, steps = 0;
-      for (; p2 * 2 <= parts; p2 *= 2) ++steps;
-      const double allSteps = steps + (parts > p2 ? 2 : 0);
-      const double part = hier ? S / L : S;
-      chunk = chunkFor(static_cast<size_t>(part));
-      const double link = hier ? L * part * be * sharedLinkPenalty(part) : part * slow.usPerByte();
-      const double inside =
-          hier ? 2 * pipeline(L - 1, (L - 1) * ai, part, chunk, bi, o) + (L - 1.0) / L * S * r : 0;
-      t = inside + allSteps * (slow.alphaUs + link + chunks(part, chunk) * o + part * r);
-      break;
-    }
+    case Tuned::kRd:
     case Tuned::kRhd: {
       const bool hier = hierUsable(*topo_);
       if (!hier && N > 1 && !(topo_->uniform && L == 1)) break;
@@ -193,16 +178,22 @@ double Tuner::allReduceUs(Tuned algo, size_t bytes, size_t* chunkOut) const {
       const double part = hier ? S / L : S;
       int p2 = 1, steps = 0;
       for (; p2 * 2 <= parts; p2 *= 2) ++steps;
-      chunk = chunkFor(static_cast<size_t>(part / 2));
-      auto hop = [&](double bytes) {
-        return slow.alphaUs + flows * bytes * slow.usPerByte() * sharedLinkPenalty(bytes) +
-               chunks(bytes, chunk) * o;
+      const bool doubling = algo == Tuned::kRd;
+      chunk = chunkFor(static_cast<size_t>(doubling ? part : part / 2));
+      // One hop of `b` bytes from each of the `flows` ranks that share a node's
+      // link. The shared-link penalty applies with one flow too: measured over
+      // 8 one-rank nodes, halving-doubling's long steps took about 1.2x their
+      // ideal (32 MiB: 846 ms against the ring's 622); without it the model
+      // picked it over the ring up to 128 MiB.
+      auto hop = [&](double b) {
+        return slow.alphaUs + flows * b * slow.usPerByte() * sharedLinkPenalty(b) +
+               chunks(b, chunk) * o;
       };
-      t = hier ? 2 * pipeline(L - 1, (L - 1) * ai, part, chunk, bi, o) + (L - 1.0) / L * S * r : 0;
-      if (parts > p2) t += 2 * hop(part) + part * r;  // pairs fold first
+      t = hier ? insideNode(chunk) : 0;
+      if (parts > p2) t += 2 * hop(part) + part * r;  // pairs fold first, unfold last
       for (int k = 0; k < steps; ++k) {
         const double half = part / (2 << k);
-        t += 2 * hop(half) + half * r;
+        t += doubling ? hop(part) + part * r : 2 * hop(half) + half * r;
       }
       break;
     }
