@@ -27,6 +27,16 @@ struct FlowItem {
   // and overwrites bytes a send flow may still be reading (recursive doubling).
   int depFlow2 = -1;
   int64_t depItem2 = -1;
+  // Adds a wait: the first, or the second once the first is set.
+  void waitFor(int flow, int64_t item) {
+    if (depFlow < 0) {
+      depFlow = flow;
+      depItem = item;
+    } else {
+      depFlow2 = flow;
+      depItem2 = item;
+    }
+  }
   // Send items only: the plan offers these bytes for sending by reference
   // (Channel::trySendStable). It may only where it guarantees they stay
   // unchanged until the receiver has read them, within the call and after it

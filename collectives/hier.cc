@@ -2,11 +2,11 @@
 // ranks L (CommTopo::uniform). Allreduce: a reduce-scatter ring inside the
 // node (shared memory) leaves local rank l with 1/L of the node's sum; the L
 // ranks of equal local index, one per node, allreduce their pieces across the
-// network (a ring, the double binary tree, recursive doubling or halving-
-// doubling), L of them
-// side by side; a ring allgather inside the node finishes. A node's link then carries 2(N-1)/N of
-// the buffer instead of the flat ring's 2(n-1)/n, and the network part has
-// N-1 steps a phase instead of n-1.
+// network (a ring, the double binary tree, recursive doubling or
+// halving-doubling), L of them side by side; a ring allgather inside the node
+// finishes. With the ring across, a node's link carries 2(N-1)/N of the
+// buffer instead of the flat ring's 2(n-1)/n, and the network part has N-1
+// steps a phase instead of n-1.
 // Allgather: the same ranks allgather across nodes first (each gets the
 // pieces of its counterparts), then each node allgathers those sets inside,
 // every piece landing at its rank's place in recvbuff.

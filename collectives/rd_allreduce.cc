@@ -63,23 +63,22 @@ class RecursiveDoublingPlan : public FlowPlan {
     } else if (f == 1) {  // the result back to rank-1, or from rank+1
       it.data = recv;
       if (foldIn)
-        dependOn(&it, PairFold::recvFlow(fold_.steps - 1), c);
+        it.waitFor(PairFold::recvFlow(fold_.steps - 1), c);
       else
-        dependOn(&it, 0, c);  // in place, our input must have left first
+        it.waitFor(0, c);     // in place, our input must have left first
     } else if (f % 2 == 0) {  // step k: our value so far
       const int k = (f - 2) / 2;
       it.data = const_cast<char*>(source(k)) + off;
-      if (k > 0) dependOn(&it, PairFold::recvFlow(k - 1), c);
-      if (k == 0 && foldIn) dependOn(&it, 0, c);
+      if (k > 0) it.waitFor(PairFold::recvFlow(k - 1), c);
+      if (k == 0 && foldIn) it.waitFor(0, c);
     } else {  // step k: the partner's value
       const int k = (f - 3) / 2;
       it.data = slot(1 + k);
       if (k > 0) {
-        dependOn(&it, PairFold::recvFlow(k - 1), c);  // src_k is reduced
-        it.depFlow2 = PairFold::sendFlow(k - 1);      // and no longer sent from dst_k
-        it.depItem2 = c;
+        it.waitFor(PairFold::recvFlow(k - 1), c);  // src_k is reduced
+        it.waitFor(PairFold::sendFlow(k - 1), c);  // and no longer sent from dst_k
       } else if (foldIn) {
-        dependOn(&it, 0, c);
+        it.waitFor(0, c);
       }
     }
     return it;
@@ -111,10 +110,6 @@ class RecursiveDoublingPlan : public FlowPlan {
     return fold_.role == Role::kFoldIn ? written(0) : input_;
   }
   char* slot(int i) const { return pairFoldSlot(ctx_, chunk_, i); }
-  static void dependOn(FlowItem* it, int flow, int64_t item) {
-    it->depFlow = flow;
-    it->depItem = item;
-  }
 
   CollContext& ctx_;
   CollArgs args_;

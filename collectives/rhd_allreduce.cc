@@ -38,7 +38,6 @@ class HalvingDoublingPlan : public FlowPlan {
   HalvingDoublingPlan(CollContext& ctx, const CollArgs& a, const PairFold& fold, size_t chunkBytes)
       : ctx_(ctx), args_(a), fold_(fold), m_(fold.steps), chunk_(chunkBytes) {
     esize_ = datatypeSize(a.datatype);
-    role_ = fold.role;
     // The halving: before step k we reduce a segment; we keep one half of it
     // (the lower one where our bit k is 0) and give the other away.
     Span seg{0, a.count};
@@ -57,8 +56,8 @@ class HalvingDoublingPlan : public FlowPlan {
   bool isSend(int f) const override { return fold_.isSend(f); }
   Channel* channel(int f) const override { return fold_.channel(ctx_.channels, f); }
   int64_t numItems(int f) const override {
-    if (f < 2) return role_ == Role::kPlain ? 0 : foldChunks_;
-    if (role_ == Role::kFoldedOut) return 0;
+    if (f < 2) return fold_.role == Role::kPlain ? 0 : foldChunks_;
+    if (fold_.role == Role::kFoldedOut) return 0;
     return chunks(give_[(f - 2) / 2]) + chunks(keep_[(f - 2) / 2]);
   }
 
@@ -67,15 +66,14 @@ class HalvingDoublingPlan : public FlowPlan {
     if (f < 2) {
       Span sp = chunkOf(Span{0, args_.count}, foldChunks_, c);
       set(&it, sp, recv());
-      if (f == 0 && role_ == Role::kFoldedOut) set(&it, sp, input());
-      if (f == 0 && role_ == Role::kFoldIn) it.data = slot(0);
-      if (f == 1 && role_ == Role::kFoldIn) {
+      if (f == 0 && fold_.role == Role::kFoldedOut) set(&it, sp, input());
+      if (f == 0 && fold_.role == Role::kFoldIn) it.data = slot(0);
+      if (f == 1 && fold_.role == Role::kFoldIn) {
         // The whole result: the last doubling received, and sent, everything else.
-        depend(&it, PairFold::recvFlow(0), numItems(PairFold::recvFlow(0)) - 1);
-        it.depFlow2 = PairFold::sendFlow(0);
-        it.depItem2 = numItems(PairFold::sendFlow(0)) - 1;
+        it.waitFor(PairFold::recvFlow(0), numItems(PairFold::recvFlow(0)) - 1);
+        it.waitFor(PairFold::sendFlow(0), numItems(PairFold::sendFlow(0)) - 1);
       }
-      if (f == 1 && role_ == Role::kFoldedOut) depend(&it, 0, c);  // in place: input left first
+      if (f == 1 && fold_.role == Role::kFoldedOut) it.waitFor(0, c);  // in place: input left first
       return it;
     }
     const int k = (f - 2) / 2;
@@ -94,9 +92,9 @@ class HalvingDoublingPlan : public FlowPlan {
       }
       // What we reduce or send at step k was reduced at step k-1 (or folded).
       if (k > 0)
-        depend(&it, PairFold::recvFlow(k - 1), chunks(keep_[k - 1]) - 1);
-      else if (role_ == Role::kFoldIn)
-        depend(&it, 0, foldChunks_ - 1);
+        it.waitFor(PairFold::recvFlow(k - 1), chunks(keep_[k - 1]) - 1);
+      else if (fold_.role == Role::kFoldIn)
+        it.waitFor(0, foldChunks_ - 1);
       return it;
     }
     Span sp = chunkOf(second, chunks(second), c - n1);
@@ -106,14 +104,13 @@ class HalvingDoublingPlan : public FlowPlan {
       // of step k+1 (which waited for everything beyond) is done; at the
       // last step, once its halving was reduced.
       if (k == m_ - 1) {
-        depend(&it, f + 1, chunks(keep_[k]) - 1);
+        it.waitFor(f + 1, chunks(keep_[k]) - 1);
       } else {
-        depend(&it, PairFold::recvFlow(k + 1), numItems(PairFold::recvFlow(k + 1)) - 1);
-        it.depFlow2 = PairFold::sendFlow(k + 1);
-        it.depItem2 = numItems(PairFold::sendFlow(k + 1)) - 1;
+        it.waitFor(PairFold::recvFlow(k + 1), numItems(PairFold::recvFlow(k + 1)) - 1);
+        it.waitFor(PairFold::sendFlow(k + 1), numItems(PairFold::sendFlow(k + 1)) - 1);
       }
     } else {
-      depend(&it, f - 1, chunks(give_[k]) - 1);  // our halving send left that place
+      it.waitFor(f - 1, chunks(give_[k]) - 1);  // our halving send left that place
     }
     return it;
   }
@@ -143,15 +140,13 @@ class HalvingDoublingPlan : public FlowPlan {
   char* recv() const { return static_cast<char*>(args_.recvbuff); }
   const char* input() const { return static_cast<const char*>(args_.sendbuff); }
   // Our values before step k: the input at step 0 (unless folded into recvbuff).
-  const char* source(int k) const { return k == 0 && role_ == Role::kPlain ? input() : recv(); }
+  const char* source(int k) const {
+    return k == 0 && fold_.role == Role::kPlain ? input() : recv();
+  }
   char* slot(int i) const { return pairFoldSlot(ctx_, chunk_, i); }
   void set(FlowItem* it, Span sp, const char* base) const {
     it->bytes = sp.count * esize_;
     if (base != nullptr) it->data = const_cast<char*>(base) + sp.offset * esize_;
-  }
-  static void depend(FlowItem* it, int flow, int64_t item) {
-    it->depFlow = flow;
-    it->depItem = item;
   }
 
   static constexpr int kMaxSteps = 31;
@@ -160,7 +155,6 @@ class HalvingDoublingPlan : public FlowPlan {
   PairFold fold_;
   int m_;
   size_t chunk_, esize_ = 0;
-  Role role_ = Role::kPlain;
   Span keep_[kMaxSteps] = {}, give_[kMaxSteps] = {};
   int64_t foldChunks_ = 1;
 };

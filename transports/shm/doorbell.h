@@ -52,7 +52,8 @@ struct Doorbell {
   void drainWake();
   void armPoll() { sleeping.exchange(2, std::memory_order_acq_rel); }
   // Owner, at setup: makes the wake socket; false (and wakeFd -1) where it
-  // cannot be made, and the sleeper then naps in the futex in short slices.
+  // cannot be made, and a sleeper that also waits on sockets then sleeps in
+  // the futex for at most 1 ms at a time.
   bool openWake();
   void closeWake();
 };

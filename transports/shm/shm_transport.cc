@@ -80,7 +80,7 @@ weftResult_t ShmTransport::setup(Bootstrap& bs, TcpTransport& tcp,
   const size_t bytes = fifoOffset(nlocal_, 0, nstreams, footprint);
   WEFT_CHECK(mine_.create(bytes));
   bell_ = new (mine_.base()) Doorbell();
-  bell_->openWake();  // where it cannot, mixed waits nap in slices (flow_engine.cc)
+  bell_->openWake();  // where it cannot, mixed waits sleep 1 ms at most (flow_engine.cc)
   boards_.assign(n, nullptr);
   bells_.assign(n, nullptr);
   boards_[me] = new (mine_.base() + kBellBytes) ShmBoard();
