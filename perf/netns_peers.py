@@ -15,8 +15,9 @@ delaying, rate-limiting TUN relay (tests/netns/netns_job.sh, root only):
 Rounds alternate the programs' order so that machine drift hits them alike.
 Prints medians: each program's time per size and the time ratios peer/weft
 (above 1: weft is faster). weft and MPI run out of place; Gloo's legacy
-allreduce algorithms reduce in place, so gloo/weft is taken against weft's
-in-place time when the fastest Gloo algorithm at a size is a legacy one.
+allreduce algorithms reduce in place, so for allreduce gloo/weft is taken
+against weft's in-place time when the fastest Gloo algorithm at a size is a
+legacy one (Gloo's allgathers run out of place).
 
   perf/netns_peers.py --build build --peers ../shared/peers/bin --nodes 4 --ppn 2
   perf/netns_peers.py --peers ../shared/peers/bin -o allgather -b 8 -e 1M --gloo new
@@ -129,7 +130,8 @@ def main():
         cells = [str(size), "%.1f" % w, "%.3f" % wbw, "%.1f" % m if m else "-",
                  "%.2f" % (m / w) if m else "-"]
         if best:
-            ref = med("weft-ip", size) if best[1] in LEGACY_INPLACE else w
+            inplace = args.op == "allreduce" and best[1] in LEGACY_INPLACE
+            ref = med("weft-ip", size) if inplace else w
             cells += ["%.1f (%s)" % best, "%.2f" % (best[0] / ref) if ref else "-"]
         else:
             cells += ["-", "-"]
