@@ -14,8 +14,12 @@ if(PKG_CONFIG_FOUND)
 endif()
 if(NOT TARGET PkgConfig::HWLOC)
   find_path(WEFT_HWLOC_INCLUDE_DIR hwloc.h)
+  # hwloc.h includes hwloc/autogen/config.h, which Debian's multiarch package
+  # keeps apart, under include/<triplet> (found there through CMAKE_LIBRARY_ARCHITECTURE).
+  find_path(WEFT_HWLOC_CONFIG_INCLUDE_DIR hwloc/autogen/config.h
+            HINTS "${WEFT_HWLOC_INCLUDE_DIR}" "${WEFT_HWLOC_INCLUDE_DIR}/${CMAKE_LIBRARY_ARCHITECTURE}")
   find_library(WEFT_HWLOC_LIBRARY hwloc)
-  if(NOT WEFT_HWLOC_INCLUDE_DIR OR NOT WEFT_HWLOC_LIBRARY)
+  if(NOT WEFT_HWLOC_INCLUDE_DIR OR NOT WEFT_HWLOC_CONFIG_INCLUDE_DIR OR NOT WEFT_HWLOC_LIBRARY)
     message(FATAL_ERROR
       "weft needs hwloc: install libhwloc-dev (apt-get install libhwloc-dev), or point "
       "CMAKE_PREFIX_PATH at a prefix that holds include/hwloc.h and lib*/libhwloc.so "
@@ -23,7 +27,7 @@ if(NOT TARGET PkgConfig::HWLOC)
   endif()
   add_library(PkgConfig::HWLOC INTERFACE IMPORTED)
   set_target_properties(PkgConfig::HWLOC PROPERTIES
-    INTERFACE_INCLUDE_DIRECTORIES "${WEFT_HWLOC_INCLUDE_DIR}"
+    INTERFACE_INCLUDE_DIRECTORIES "${WEFT_HWLOC_INCLUDE_DIR};${WEFT_HWLOC_CONFIG_INCLUDE_DIR}"
     INTERFACE_LINK_LIBRARIES "${WEFT_HWLOC_LIBRARY}")
   # hwloc.h defines HWLOC_API_VERSION as 0x00MMmmpp (2.8.0 is 0x00020800).
   file(STRINGS "${WEFT_HWLOC_INCLUDE_DIR}/hwloc.h" _weft_hwloc_api

@@ -16,7 +16,20 @@ if [ ! -f "$gtest_src/CMakeLists.txt" ]; then
 fi
 work=$(mktemp -d /tmp/weft-bare.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-cmake -S "$src" -B "$work/b" -DPKG_CONFIG_EXECUTABLE=/nonexistent/pkg-config \
+# hwloc as tools/gpu_deps.sh lays it out: Debian's files under a prefix that is
+# not the compiler's, with hwloc/autogen/config.h apart under include/<triplet>
+# (found only if the finder looks there; under /usr the compiler finds it alone).
+triplet=$(cc -print-multiarch 2>/dev/null || true)
+prefix_args=()
+if [ -n "$triplet" ] && [ -f "/usr/include/$triplet/hwloc/autogen/config.h" ]; then
+  p="$work/prefix/usr"
+  mkdir -p "$p/include/$triplet" "$p/lib/$triplet"
+  cp -r /usr/include/hwloc.h /usr/include/hwloc "$p/include/"
+  cp -r "/usr/include/$triplet/hwloc" "$p/include/$triplet/"
+  cp -P "/usr/lib/$triplet"/libhwloc.so* "$p/lib/$triplet/"
+  prefix_args=("-DCMAKE_PREFIX_PATH=$p")
+fi
+cmake -S "$src" -B "$work/b" -DPKG_CONFIG_EXECUTABLE=/nonexistent/pkg-config "${prefix_args[@]}" \
   -DWEFT_GTEST_SOURCE_DIR="$gtest_src" -DWEFT_WITH_CUDA=OFF -DWEFT_WITH_VERBS=OFF \
   -DWEFT_WITH_MPI=OFF -DWEFT_WITH_TORCH=OFF -DCMAKE_BUILD_TYPE=Release >"$work/configure.log" 2>&1 \
   || { cat "$work/configure.log"; exit 1; }
@@ -30,7 +43,12 @@ cmake --build "$work/b" -j2 --target gtest_main >"$work/build.log" 2>&1 \
 # must load a topology. (Building all of libweft again would add a minute to CI.)
 cached() { sed -n "s/^$1:[A-Z]*=//p" "$work/b/CMakeCache.txt"; }
 inc=$(cached WEFT_HWLOC_INCLUDE_DIR)
+config_inc=$(cached WEFT_HWLOC_CONFIG_INCLUDE_DIR)
 lib=$(cached WEFT_HWLOC_LIBRARY)
+if [ ${#prefix_args[@]} -gt 0 ] && [[ "$inc" != "$work"/* || "$config_inc" != "$work"/* ]]; then
+  echo "the finder did not take hwloc from the prefix $work/prefix/usr: $inc, $config_inc"
+  exit 1
+fi
 cat >"$work/probe.c" <<'C'
 #include <hwloc.h>
 #include <stdio.h>
@@ -42,6 +60,6 @@ int main(void) {
   return 0;
 }
 C
-cc -Wall -Werror -I"$inc" -o "$work/probe" "$work/probe.c" "$lib"
+cc -Wall -Werror -I"$inc" -I"$config_inc" -o "$work/probe" "$work/probe.c" "$lib"
 "$work/probe"
 echo "bare_finders_test: hwloc without pkg-config ($lib), GoogleTest from sources: configured, built, ran"
