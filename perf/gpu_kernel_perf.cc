@@ -1,10 +1,13 @@
 // GPU kernel bandwidth, measured beside cudaMemcpy in the same run:
 //   - cudaMemcpy device-to-device of N bytes (moves 2N: read + write);
 //   - weft's reduce kernel, out = a op b over N bytes each (moves 3N);
-//   - the data-movement kernel's ring allreduce with R ranks on this GPU
-//     (busbw as nccl-tests: 2(R-1)/R x N / time).
+//   - the data-movement kernel's ring allreduce with R ranks on this GPU, one
+//     block each (busbw as nccl-tests: 2(R-1)/R x N / time), at N and at
+//     N/16, N/256 (where the channel handshakes weigh more);
+//   - the round trip of an empty channel message between two blocks.
 // Prints GB/s of memory traffic and the reduce/memcpy ratio (the target is at
-// least 0.85). Without a GPU it prints "SKIPPED: no GPU" and exits 0.
+// least 0.85). Without a GPU it prints "SKIPPED: no GPU" and exits 0. Output
+// is line-buffered, so a stop by a timeout keeps what was measured.
 //   usage: gpu_kernel_perf [bytes=256M] [iterations=20] [ranks=4]
 #include <cuda_runtime.h>
 
@@ -14,6 +17,7 @@
 #include <vector>
 
 #include "collectives/kernels/cuda_kernels.h"
+#include "collectives/kernels/ring_call.h"
 #include "gpu/gpu_harness.h"
 
 namespace {
@@ -38,6 +42,7 @@ double secondsPerIteration(int iters, F body) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const std::string why = gpu_test::whyNoGpu();
   if (!why.empty()) {
     std::printf("SKIPPED: %s\n", why.c_str());
@@ -74,17 +79,32 @@ int main(int argc, char** argv) {
     cudaMalloc(&out[r], bytes / ranks);
     cudaMemset(in[r], 0, bytes / ranks);
   }
-  gpu_test::LocalRing ring(ranks, 8, 256 << 10);
-  const size_t perRank = bytes / ranks / sizeof(float);
-  const double tRing = secondsPerIteration(iters, [&]() {
-    weft::cuda::ringAllreduceLocal(weftFloat32, weftSum, in.data(), out.data(), perRank, ranks,
-                                   ring.deviceLinks(), 512, nullptr);
+  const uint32_t slotBytes = 256 << 10;
+  gpu_test::LocalRing ring(ranks, 8, slotBytes);
+  uint64_t first = 0;  // the links' counters carry on across calls
+  for (size_t part : {size_t{1}, size_t{16}, size_t{256}}) {
+    const size_t perRank = bytes / ranks / sizeof(float) / part;
+    const double tRing = secondsPerIteration(iters, [&]() {
+      weft::cuda::ringAllreduceLocal(weftFloat32, weftSum, in.data(), out.data(), perRank, ranks,
+                                     ring.deviceLinks(), 512, first, nullptr);
+      first += weft::dev::ringMessages(perRank, ranks, slotBytes, sizeof(float));
+    });
+    const double algbw = perRank * sizeof(float) / tRing / 1e9;
+    std::printf(
+        "ring allreduce : %d ranks on one GPU, %zu bytes each: %.3f ms, algbw %.1f GB/s, "
+        "busbw %.1f GB/s\n",
+        ranks, perRank * sizeof(float), tRing * 1e3, algbw, algbw * 2.0 * (ranks - 1) / ranks);
+  }
+
+  gpu_test::LocalRing pair(2, 4, 64 << 10);
+  const int trips = 2000;
+  uint64_t tripFirst = 0;
+  const double tTrips = secondsPerIteration(1, [&]() {
+    weft::cuda::channelRoundTrips(pair.deviceLinks(), trips, 512, tripFirst, nullptr);
+    tripFirst += trips;
   });
-  const double algbw = perRank * sizeof(float) / tRing / 1e9;
-  std::printf(
-      "ring allreduce : %d ranks on one GPU, %zu bytes each: %.3f ms, algbw %.1f GB/s, "
-      "busbw %.1f GB/s\n",
-      ranks, perRank * sizeof(float), tRing * 1e3, algbw, algbw * 2.0 * (ranks - 1) / ranks);
+  std::printf("channel round trip: %.2f us (empty messages, 2 blocks of 512 threads)\n",
+              tTrips * 1e6 / trips);
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) {
     std::printf("error: %s\n", cudaGetErrorString(err));

@@ -47,6 +47,7 @@ double timed(const std::function<void()>& enqueue) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a stop by a timeout keeps what was printed
   const std::string why = gpu_test::whyNoGpu();
   if (!why.empty()) {
     std::printf("SKIPPED: %s\n", why.c_str());
@@ -105,8 +106,12 @@ int main(int argc, char** argv) {
           die(std::string("weftAllReduce: ") + weftGetLastError(comms[r]));
   };
 
+  // Each phase names itself as it starts, so a stop by a timeout says where.
+  std::printf("# warm-up: GEMMs\n");
   timed(gemmLoop);  // warm-up: cuBLAS heuristics, the ring's first calls
+  std::printf("# warm-up: allreduces\n");
   timed(commLoop);
+  std::printf("# timing: 3 rounds of GEMMs alone, allreduces alone, both\n");
   double tGemm = 1e30, tComm = 1e30, tBoth = 1e30;
   for (int round = 0; round < 3; ++round) {  // best of three of each
     tGemm = std::min(tGemm, timed(gemmLoop));

@@ -45,6 +45,7 @@ void* PerfDeviceAlloc(size_t bytes) {
     return nullptr;
   }
   Ok(cudaMemset(ptr, 0, bytes), "cudaMemset");
+  Ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");  // see PerfCopyToDevice
   return ptr;
 }
 
@@ -63,8 +64,13 @@ void PerfDeviceSync(void* stream) {
   Ok(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
 }
 
+// cudaMemcpy from pageable memory may return before the copy lands, and it
+// runs on the legacy stream, which the tools' non-blocking stream does not
+// wait for: without the synchronisation the next call can read the buffer
+// first (a GPU run showed wrong results at 8 B-32 KiB, where it wins the race).
 void PerfCopyToDevice(void* dst, const void* src, size_t bytes) {
   Ok(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to the device");
+  Ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 }
 
 void PerfCopyToHost(void* dst, const void* src, size_t bytes) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "weft/device/channel.h"
 #include "weft/weft.h"
@@ -21,10 +22,19 @@ int reduce(weftDataType_t type, weftRedOp_t op, void* dst, const void* const* sr
 // Ring allreduce of `nranks` ranks that all live on this GPU, one block per
 // rank (a test and benchmark harness for the data-movement kernel): rank r
 // reduces in[r] into out[r] through channel links[r] (to r+1). Sum, prod,
-// max, min.
+// max, min. The channels' counters carry on from call to call: `firstMessage`
+// is the number of this call's first message on every link (0 on new links;
+// each call adds dev::ringMessages of ring_call.h).
 int ringAllreduceLocal(weftDataType_t type, weftRedOp_t op, const void* const* in, void* const* out,
                        size_t count, int nranks, const dev::Channel* links, int threadsPerBlock,
-                       void* stream);
+                       uint64_t firstMessage, void* stream);
+
+// `iters` empty round trips between two blocks of `threadsPerBlock` over
+// links[0] (block 0 to 1) and links[1] (back): the latency of one channel
+// message each way, counter handshakes and block barriers included. Each
+// link carries `iters` messages from `firstMessage` on.
+int channelRoundTrips(const dev::Channel* links, int iters, int threadsPerBlock,
+                      uint64_t firstMessage, void* stream);
 
 }  // namespace cuda
 }  // namespace weft

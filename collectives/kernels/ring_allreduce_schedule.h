@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "collectives/kernels/lane_copy.h"
 #include "weft/device/channel.h"
 
 namespace weft {
@@ -32,14 +33,13 @@ struct RingArgs {
   uint64_t recvSeq = 0;  // and on `recv` (rooted collectives use links unevenly)
 };
 
-template <typename T, typename Op, typename Lanes>
-WEFT_HD void combineInto(T* dst, const T* a, const T* b, size_t n, const Lanes& lanes) {
-  for (size_t i = lanes.index(); i < n; i += lanes.count()) dst[i] = Op::apply(a[i], b[i]);
-}
-
-template <typename T, typename Lanes>
-WEFT_HD void copyInto(T* dst, const T* src, size_t n, const Lanes& lanes) {
-  for (size_t i = lanes.index(); i < n; i += lanes.count()) dst[i] = src[i];
+// The elements of each of the n chunks of a `count`-element buffer: a whole
+// multiple of 64 elements (the last chunk takes what is left, maybe nothing),
+// so that every chunk of an aligned buffer starts 16-byte aligned and the
+// lanes move vectors (lane_copy.h). ringMessages (ring_call.h) counts with it.
+WEFT_HD size_t ringChunk(size_t count, int n) {
+  const size_t chunk = (count + static_cast<size_t>(n) - 1) / static_cast<size_t>(n);
+  return (chunk + 63) / 64 * 64;
 }
 
 // The schedules' primitives (DESIGN.md's send, recvCopySend). Each returns
@@ -81,7 +81,7 @@ WEFT_HD bool ringAllreduce(const T* in, T* out, size_t count, const RingArgs& ri
     lanes.sync();
     return true;
   }
-  const size_t chunk = (count + n - 1) / n;
+  const size_t chunk = ringChunk(count, n);
   const size_t pieceElems = ring.send.slotBytes / sizeof(T);
   // Counters are never reset: a call continues the message numbering of the
   // calls before it on the same channels (every rank sends and receives the

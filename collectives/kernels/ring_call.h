@@ -80,7 +80,7 @@ WEFT_HD void ringCtaShare(uint64_t count, int nctas, int c, uint64_t* begin, uin
 WEFT_HD uint64_t ringMessages(uint64_t count, int nranks, uint32_t slotBytes, int elemBytes) {
   if (nranks < 2 || count == 0) return 0;
   const uint64_t n = static_cast<uint64_t>(nranks);
-  const uint64_t chunk = (count + n - 1) / n;
+  const uint64_t chunk = ringChunk(count, nranks);
   const uint64_t pieceElems = slotBytes / static_cast<uint64_t>(elemBytes);
   const uint64_t pieces = (chunk + pieceElems - 1) / pieceElems;
   return pieces * (2 * n - 2);

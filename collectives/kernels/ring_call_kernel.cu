@@ -41,66 +41,85 @@ __global__ void __launch_bounds__(kThreads) ringCallKernel(dev::RingCall* call) 
   if (threadIdx.x == 0) call->status[c] = local.status[c];
 }
 
+using RingKernel = void (*)(dev::RingCall*);
+
 template <typename T, int Kind>
-cudaError_t launchOp(weftRedOp_t op, dev::RingCall* call, int nctas, cudaStream_t stream) {
+RingKernel kernelForOp(weftRedOp_t op) {
   switch (op) {
     case weftSum:
-      ringCallKernel<T, dev::OpSum, Kind><<<nctas, kThreads, 0, stream>>>(call);
-      break;
+      return ringCallKernel<T, dev::OpSum, Kind>;
     case weftProd:
-      ringCallKernel<T, dev::OpProd, Kind><<<nctas, kThreads, 0, stream>>>(call);
-      break;
+      return ringCallKernel<T, dev::OpProd, Kind>;
     case weftMax:
-      ringCallKernel<T, dev::OpMax, Kind><<<nctas, kThreads, 0, stream>>>(call);
-      break;
+      return ringCallKernel<T, dev::OpMax, Kind>;
     case weftMin:
-      ringCallKernel<T, dev::OpMin, Kind><<<nctas, kThreads, 0, stream>>>(call);
-      break;
+      return ringCallKernel<T, dev::OpMin, Kind>;
     default:
-      return cudaErrorInvalidValue;
+      return nullptr;
   }
-  return cudaGetLastError();
 }
 
 // The kinds that move data without reducing it run on the unsigned integer
 // type of the element's size: one kernel per size, not per datatype.
 template <int Kind>
-cudaError_t launchCopy(size_t elemBytes, dev::RingCall* call, int nctas, cudaStream_t stream) {
+RingKernel kernelForCopy(size_t elemBytes) {
   switch (elemBytes) {
     case 1:
-      ringCallKernel<uint8_t, dev::OpSum, Kind><<<nctas, kThreads, 0, stream>>>(call);
-      break;
+      return ringCallKernel<uint8_t, dev::OpSum, Kind>;
     case 2:
-      ringCallKernel<uint16_t, dev::OpSum, Kind><<<nctas, kThreads, 0, stream>>>(call);
-      break;
+      return ringCallKernel<uint16_t, dev::OpSum, Kind>;
     case 4:
-      ringCallKernel<uint32_t, dev::OpSum, Kind><<<nctas, kThreads, 0, stream>>>(call);
-      break;
+      return ringCallKernel<uint32_t, dev::OpSum, Kind>;
     case 8:
-      ringCallKernel<uint64_t, dev::OpSum, Kind><<<nctas, kThreads, 0, stream>>>(call);
-      break;
+      return ringCallKernel<uint64_t, dev::OpSum, Kind>;
     default:
-      return cudaErrorInvalidValue;
+      return nullptr;
   }
-  return cudaGetLastError();
 }
 
 template <typename T>
-cudaError_t launchKind(int32_t kind, weftRedOp_t op, dev::RingCall* call, int nctas,
-                       cudaStream_t stream) {
+RingKernel kernelForKind(int32_t kind, weftRedOp_t op) {
   switch (kind) {
     case dev::kRingAllReduce:
-      return launchOp<T, dev::kRingAllReduce>(op, call, nctas, stream);
+      return kernelForOp<T, dev::kRingAllReduce>(op);
     case dev::kRingReduceScatter:
-      return launchOp<T, dev::kRingReduceScatter>(op, call, nctas, stream);
+      return kernelForOp<T, dev::kRingReduceScatter>(op);
     case dev::kRingReduce:
-      return launchOp<T, dev::kRingReduce>(op, call, nctas, stream);
+      return kernelForOp<T, dev::kRingReduce>(op);
     case dev::kRingAllGather:
-      return launchCopy<dev::kRingAllGather>(sizeof(T), call, nctas, stream);
+      return kernelForCopy<dev::kRingAllGather>(sizeof(T));
     case dev::kRingBroadcast:
-      return launchCopy<dev::kRingBroadcast>(sizeof(T), call, nctas, stream);
+      return kernelForCopy<dev::kRingBroadcast>(sizeof(T));
     default:
-      return cudaErrorInvalidValue;
+      return nullptr;
+  }
+}
+
+// The kernel of one kind, datatype and op; nullptr for none.
+RingKernel ringKernelFor(int32_t kind, weftDataType_t type, weftRedOp_t op) {
+  switch (type) {
+    case weftInt8:
+      return kernelForKind<int8_t>(kind, op);
+    case weftUint8:
+      return kernelForKind<uint8_t>(kind, op);
+    case weftInt32:
+      return kernelForKind<int32_t>(kind, op);
+    case weftUint32:
+      return kernelForKind<uint32_t>(kind, op);
+    case weftInt64:
+      return kernelForKind<int64_t>(kind, op);
+    case weftUint64:
+      return kernelForKind<uint64_t>(kind, op);
+    case weftFloat16:
+      return kernelForKind<__half>(kind, op);
+    case weftBfloat16:
+      return kernelForKind<__nv_bfloat16>(kind, op);
+    case weftFloat32:
+      return kernelForKind<float>(kind, op);
+    case weftFloat64:
+      return kernelForKind<double>(kind, op);
+    default:
+      return nullptr;
   }
 }
 
@@ -109,30 +128,37 @@ cudaError_t launchKind(int32_t kind, weftRedOp_t op, dev::RingCall* call, int nc
 // `call` is the device address of the pinned argument block; `kind` its kind.
 cudaError_t launchRingCall(int32_t kind, weftDataType_t type, weftRedOp_t op, dev::RingCall* call,
                            int nctas, cudaStream_t stream) {
-  switch (type) {
-    case weftInt8:
-      return launchKind<int8_t>(kind, op, call, nctas, stream);
-    case weftUint8:
-      return launchKind<uint8_t>(kind, op, call, nctas, stream);
-    case weftInt32:
-      return launchKind<int32_t>(kind, op, call, nctas, stream);
-    case weftUint32:
-      return launchKind<uint32_t>(kind, op, call, nctas, stream);
-    case weftInt64:
-      return launchKind<int64_t>(kind, op, call, nctas, stream);
-    case weftUint64:
-      return launchKind<uint64_t>(kind, op, call, nctas, stream);
-    case weftFloat16:
-      return launchKind<__half>(kind, op, call, nctas, stream);
-    case weftBfloat16:
-      return launchKind<__nv_bfloat16>(kind, op, call, nctas, stream);
-    case weftFloat32:
-      return launchKind<float>(kind, op, call, nctas, stream);
-    case weftFloat64:
-      return launchKind<double>(kind, op, call, nctas, stream);
-    default:
-      return cudaErrorInvalidValue;
-  }
+  const RingKernel kernel = ringKernelFor(kind, type, op);
+  if (kernel == nullptr) return cudaErrorInvalidValue;
+  kernel<<<nctas, kThreads, 0, stream>>>(call);
+  return cudaGetLastError();
+}
+
+// Loads every ring kernel into the current context now (cudaFuncGetAttributes
+// does, under CUDA's lazy loading) and returns the most local memory one
+// thread of them uses. Why: loading a kernel, or growing the context's local
+// memory for it, may synchronise the context; at a first launch that would
+// wait for a neighbour's kernel that spins until ours runs (CUDA's lazy
+// loading notes name this deadlock), so it must happen before any call.
+cudaError_t loadRingKernels(size_t* maxLocalBytes, int* kernels) {
+  *maxLocalBytes = 0;
+  *kernels = 0;
+  const int32_t kinds[] = {dev::kRingAllReduce, dev::kRingAllGather, dev::kRingReduceScatter,
+                           dev::kRingBroadcast, dev::kRingReduce};
+  for (int32_t kind : kinds)
+    for (int t = 0; t < weftNumTypes; ++t)
+      for (weftRedOp_t op : {weftSum, weftProd, weftMax, weftMin}) {
+        const bool copies = kind == dev::kRingAllGather || kind == dev::kRingBroadcast;
+        if (copies && op != weftSum) continue;  // one kernel per element size
+        const RingKernel kernel = ringKernelFor(kind, static_cast<weftDataType_t>(t), op);
+        if (kernel == nullptr) continue;
+        cudaFuncAttributes attr{};
+        const cudaError_t rc = cudaFuncGetAttributes(&attr, kernel);
+        if (rc != cudaSuccess) return rc;
+        if (attr.localSizeBytes > *maxLocalBytes) *maxLocalBytes = attr.localSizeBytes;
+        ++*kernels;
+      }
+  return cudaSuccess;
 }
 
 }  // namespace cuda

@@ -23,30 +23,56 @@ struct RankPointers {
 
 template <typename T, typename Op>
 __global__ void ringAllreduceKernel(RankPointers ptrs, size_t count, int nranks,
-                                    const dev::Channel* links) {
+                                    const dev::Channel* links, uint64_t first) {
   __shared__ int shared;
   const int r = static_cast<int>(blockIdx.x);
-  dev::RingArgs ring{r, nranks, links[r], links[(r + nranks - 1) % nranks]};
+  dev::RingArgs ring{r, nranks, links[r], links[(r + nranks - 1) % nranks], first, first};
   dev::ringAllreduce<T, StoredOp<T, Op>>(static_cast<const T*>(ptrs.in[r]),
                                          static_cast<T*>(ptrs.out[r]), count, ring,
                                          dev::BlockLanes{}, &shared);
 }
 
+// Block 0 sends message k on links[0] and waits for the answer on links[1];
+// block 1 answers. Empty messages: only the handshakes are timed.
+__global__ void roundTripKernel(const dev::Channel* links, int iters, uint64_t first) {
+  __shared__ int shared;
+  const dev::BlockLanes lanes;
+  const dev::Channel out = links[blockIdx.x == 0 ? 0 : 1], in = links[blockIdx.x == 0 ? 1 : 0];
+  uint64_t bytes = 0;
+  for (uint64_t k = first; k < first + static_cast<uint64_t>(iters); ++k) {
+    if (blockIdx.x == 0) {
+      if (!dev::waitCredit(out, k, lanes, &shared)) return;
+      dev::post(out, k, 0, lanes);
+      if (!dev::waitData(in, k, lanes, &shared, &bytes)) return;
+      dev::consume(in, k, lanes);
+    } else {
+      if (!dev::waitData(in, k, lanes, &shared, &bytes)) return;
+      dev::consume(in, k, lanes);
+      if (!dev::waitCredit(out, k, lanes, &shared)) return;
+      dev::post(out, k, 0, lanes);
+    }
+  }
+}
+
 template <typename T>
 int launchOp(weftRedOp_t op, const RankPointers& p, size_t count, int nranks,
-             const dev::Channel* links, int threads, cudaStream_t stream) {
+             const dev::Channel* links, int threads, uint64_t first, cudaStream_t stream) {
   switch (op) {
     case weftSum:
-      ringAllreduceKernel<T, dev::OpSum><<<nranks, threads, 0, stream>>>(p, count, nranks, links);
+      ringAllreduceKernel<T, dev::OpSum>
+          <<<nranks, threads, 0, stream>>>(p, count, nranks, links, first);
       break;
     case weftProd:
-      ringAllreduceKernel<T, dev::OpProd><<<nranks, threads, 0, stream>>>(p, count, nranks, links);
+      ringAllreduceKernel<T, dev::OpProd>
+          <<<nranks, threads, 0, stream>>>(p, count, nranks, links, first);
       break;
     case weftMax:
-      ringAllreduceKernel<T, dev::OpMax><<<nranks, threads, 0, stream>>>(p, count, nranks, links);
+      ringAllreduceKernel<T, dev::OpMax>
+          <<<nranks, threads, 0, stream>>>(p, count, nranks, links, first);
       break;
     case weftMin:
-      ringAllreduceKernel<T, dev::OpMin><<<nranks, threads, 0, stream>>>(p, count, nranks, links);
+      ringAllreduceKernel<T, dev::OpMin>
+          <<<nranks, threads, 0, stream>>>(p, count, nranks, links, first);
       break;
     default:
       return cudaErrorInvalidValue;
@@ -58,7 +84,7 @@ int launchOp(weftRedOp_t op, const RankPointers& p, size_t count, int nranks,
 
 int ringAllreduceLocal(weftDataType_t type, weftRedOp_t op, const void* const* in, void* const* out,
                        size_t count, int nranks, const dev::Channel* links, int threads,
-                       void* stream) {
+                       uint64_t first, void* stream) {
   if (nranks < 1 || nranks > kMaxLocalRanks || threads < 32) return cudaErrorInvalidValue;
   RankPointers p{};
   for (int r = 0; r < nranks; ++r) {
@@ -68,28 +94,35 @@ int ringAllreduceLocal(weftDataType_t type, weftRedOp_t op, const void* const* i
   auto s = static_cast<cudaStream_t>(stream);
   switch (type) {
     case weftInt8:
-      return launchOp<int8_t>(op, p, count, nranks, links, threads, s);
+      return launchOp<int8_t>(op, p, count, nranks, links, threads, first, s);
     case weftUint8:
-      return launchOp<uint8_t>(op, p, count, nranks, links, threads, s);
+      return launchOp<uint8_t>(op, p, count, nranks, links, threads, first, s);
     case weftInt32:
-      return launchOp<int32_t>(op, p, count, nranks, links, threads, s);
+      return launchOp<int32_t>(op, p, count, nranks, links, threads, first, s);
     case weftUint32:
-      return launchOp<uint32_t>(op, p, count, nranks, links, threads, s);
+      return launchOp<uint32_t>(op, p, count, nranks, links, threads, first, s);
     case weftInt64:
-      return launchOp<int64_t>(op, p, count, nranks, links, threads, s);
+      return launchOp<int64_t>(op, p, count, nranks, links, threads, first, s);
     case weftUint64:
-      return launchOp<uint64_t>(op, p, count, nranks, links, threads, s);
+      return launchOp<uint64_t>(op, p, count, nranks, links, threads, first, s);
     case weftFloat16:
-      return launchOp<__half>(op, p, count, nranks, links, threads, s);
+      return launchOp<__half>(op, p, count, nranks, links, threads, first, s);
     case weftBfloat16:
-      return launchOp<__nv_bfloat16>(op, p, count, nranks, links, threads, s);
+      return launchOp<__nv_bfloat16>(op, p, count, nranks, links, threads, first, s);
     case weftFloat32:
-      return launchOp<float>(op, p, count, nranks, links, threads, s);
+      return launchOp<float>(op, p, count, nranks, links, threads, first, s);
     case weftFloat64:
-      return launchOp<double>(op, p, count, nranks, links, threads, s);
+      return launchOp<double>(op, p, count, nranks, links, threads, first, s);
     default:
       return cudaErrorInvalidValue;
   }
+}
+
+int channelRoundTrips(const dev::Channel* links, int iters, int threads, uint64_t first,
+                      void* stream) {
+  if (iters < 0 || threads < 32) return cudaErrorInvalidValue;
+  roundTripKernel<<<2, threads, 0, static_cast<cudaStream_t>(stream)>>>(links, iters, first);
+  return cudaGetLastError();
 }
 
 }  // namespace cuda

@@ -16,6 +16,15 @@ __global__ void waitFlagKernel(const volatile uint32_t* flag, uint32_t value) {
 
 }  // namespace
 
+// Loads the kernel now (see loadRingKernels in ring_call_kernel.cu: a first
+// launch must not have to load it); returns its local memory per thread.
+cudaError_t loadWaitFlagKernel(size_t* localBytes) {
+  cudaFuncAttributes attr{};
+  const cudaError_t rc = cudaFuncGetAttributes(&attr, waitFlagKernel);
+  *localBytes = attr.localSizeBytes;
+  return rc;
+}
+
 cudaError_t launchWaitFlagKernel(const uint32_t* deviceFlag, uint32_t value, cudaStream_t stream) {
   waitFlagKernel<<<1, 1, 0, stream>>>(deviceFlag, value);
   return cudaGetLastError();

@@ -25,15 +25,18 @@
 
 #include "collectives/kernels/ring_call.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "device/device_runtime.h"
 
 namespace weft {
 
 cudaError_t launchWaitFlagKernel(const uint32_t* deviceFlag, uint32_t value, cudaStream_t stream);
+cudaError_t loadWaitFlagKernel(size_t* localBytes);  // cuda_flag_kernel.cu
 namespace cuda {
 cudaError_t launchRingCall(int32_t kind, weftDataType_t type, weftRedOp_t op, dev::RingCall* call,
                            int nctas, cudaStream_t stream);  // ring_call_kernel.cu
-}
+cudaError_t loadRingKernels(size_t* maxLocalBytes, int* kernels);
+}  // namespace cuda
 
 namespace {
 
@@ -229,6 +232,45 @@ class CudaRuntime : public DeviceRuntime {
     cudaError_t rc = cudaGetDevice(device);
     return rc == cudaSuccess ? weftSuccess : cudaFailed("cudaGetDevice", rc);
   }
+  // CUDA loads kernels lazily (CUDA_MODULE_LOADING=LAZY is the default) and
+  // grows a context's per-thread stack when a kernel needs more than it has;
+  // either may synchronise the context. At a ring call's first launch that
+  // would wait for the neighbour's kernel, which spins until ours runs: a
+  // deadlock that CUDA's lazy-loading notes describe, and that NCCL avoids the
+  // same way, by loading its kernels and raising the stack limit at init.
+  weftResult_t prepareKernels(int device) override {
+    std::lock_guard<std::mutex> lock(preparedMu_);
+    for (int d : prepared_)
+      if (d == device) return weftSuccess;
+    int saved = -1;
+    WEFT_CHECK(beginEnqueue(device, &saved));
+    size_t ringLocal = 0, flagLocal = 0;
+    int kernels = 0;
+    cudaError_t rc = cuda::loadRingKernels(&ringLocal, &kernels);
+    const char* what = "loading the GPU ring kernels (cudaFuncGetAttributes)";
+    if (rc == cudaSuccess) {
+      what = "loading the flag-wait kernel (cudaFuncGetAttributes)";
+      rc = loadWaitFlagKernel(&flagLocal);
+    }
+    const size_t need = ringLocal > flagLocal ? ringLocal : flagLocal;
+    size_t stack = 0;
+    if (rc == cudaSuccess) {
+      what = "cudaDeviceGetLimit (stack size)";
+      rc = cudaDeviceGetLimit(&stack, cudaLimitStackSize);
+    }
+    if (rc == cudaSuccess && need > stack) {
+      what = "cudaDeviceSetLimit (stack size for the GPU ring kernels)";
+      rc = cudaDeviceSetLimit(cudaLimitStackSize, need);
+    }
+    endEnqueue(saved);
+    if (rc != cudaSuccess) return cudaFailed(what, rc);
+    WEFT_INFO(INIT,
+              "device %d: %d GPU ring kernels loaded, at most %zu bytes of local memory per "
+              "thread (stack limit %zu)",
+              device, kernels, need, need > stack ? need : stack);
+    prepared_.push_back(device);
+    return weftSuccess;
+  }
   weftResult_t allocDevice(int device, size_t bytes, void** ptr, GpuExport* exported) override {
     static_assert(sizeof(cudaIpcMemHandle_t) == sizeof(exported->handle), "IPC handle size");
     int saved = -1;
@@ -399,6 +441,8 @@ class CudaRuntime : public DeviceRuntime {
   PointerGetAttributesFn getAttributes_ = nullptr;
   StreamValue32Fn writeValue_ = nullptr;
   StreamValue32Fn waitValue_ = nullptr;
+  std::mutex preparedMu_;
+  std::vector<int> prepared_;  // devices whose kernels prepareKernels loaded
   std::mutex openedMu_;
   std::vector<void*> opened_;  // IPC mappings made by openPeer (closePeer closes them)
 };

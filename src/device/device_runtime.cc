@@ -84,6 +84,9 @@ weftResult_t DeviceRuntime::currentDevice(int* device) {
   *device = -1;
   return noRing("currentDevice");
 }
+
+weftResult_t DeviceRuntime::prepareKernels(int) { return weftSuccess; }
+
 weftResult_t DeviceRuntime::allocDevice(int, size_t, void**, GpuExport*) {
   return noRing("allocDevice");
 }

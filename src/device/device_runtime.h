@@ -97,6 +97,12 @@ class DeviceRuntime {
   virtual std::string gpuName(int device);
   // The current device of this thread.
   virtual weftResult_t currentDevice(int* device);
+  // Makes every kernel that a call on a stream may launch on `device` ready
+  // to run, before the first call: a first launch must not load a kernel or
+  // grow the device's stack, which can wait for a kernel that spins until a
+  // peer's runs (cuda_runtime.cc). Called by each ring setup; cheap after
+  // the first on a device.
+  virtual weftResult_t prepareKernels(int device);
   // Zero-filled device memory on `device` (complete when this returns),
   // exported for peers; freeDevice releases it.
   virtual weftResult_t allocDevice(int device, size_t bytes, void** ptr, GpuExport* exported);

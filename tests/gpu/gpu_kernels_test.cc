@@ -155,7 +155,7 @@ TEST_F(Gpu, RingAllreduceKernelOnOneGpu) {
         reduce_ref::combine(type, weftSum, want.data(), in[r].data(), want.data(), n);
       gpu_test::LocalRing ring(nranks, 4, 64 << 10);
       ASSERT_EQ(0, weft::cuda::ringAllreduceLocal(type, weftSum, din.data(), dout.data(), n, nranks,
-                                                  ring.deviceLinks(), 512, nullptr));
+                                                  ring.deviceLinks(), 512, 0, nullptr));
       auto start = std::chrono::steady_clock::now();
       while (cudaStreamQuery(nullptr) == cudaErrorNotReady) {
         if (std::chrono::steady_clock::now() - start > std::chrono::seconds(20)) {

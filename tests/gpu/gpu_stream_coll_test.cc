@@ -7,10 +7,18 @@
 // memory on the host path. One thread drives both ranks: calls on a stream
 // return without waiting, so it needs no group. Where no GPU is visible every
 // test says "SKIPPED: no GPU".
+//
+// The inputs are written with cudaMemcpy from pageable memory, which may
+// return before its copy lands, on the legacy stream, which the ranks'
+// non-blocking streams do not wait for: so each case synchronises the device
+// before its calls (without that, the calls read the buffers before the
+// inputs arrived, as a first GPU run showed: every result 0). Each case names
+// itself on stderr before its calls, so a hang in a log says where it is.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 #include <weft/weft.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -53,6 +61,7 @@ class GpuStream : public ::testing::Test {
       mp::fillReduceInput(dt, op, r, 0, count, in.data());
       cudaMemcpy(send[r], in.data(), b, cudaMemcpyHostToDevice);
     }
+    inputsLanded("allreduce", dt, op, count);
     for (int r = 0; r < kRanks && err.empty(); ++r)
       if (weftAllReduce(send[r], recv[r], count, dt, op, comms_[r], streams_[r]) != weftSuccess)
         err = std::string("weftAllReduce: ") + weftGetLastError(nullptr);
@@ -88,6 +97,7 @@ class GpuStream : public ::testing::Test {
         cudaMemcpy(send[r], in.data(), all, cudaMemcpyHostToDevice);
       }
     }
+    inputsLanded(gather ? "allgather" : "reduce-scatter", dt, op, count);
     for (int r = 0; r < kRanks && err.empty(); ++r) {
       const weftResult_t rc =
           gather ? weftAllGather(send[r], recv[r], count, dt, comms_[r], streams_[r])
@@ -111,6 +121,13 @@ class GpuStream : public ::testing::Test {
     weftCommGetAsyncError(comms_[0], &async);
     if (err.empty() && async != weftSuccess) err = "async error set";
     return err;
+  }
+  // The legacy stream's copies (the inputs) are done before the ranks'
+  // streams read the buffers; and the case is named where a hang shows.
+  static void inputsLanded(const char* what, weftDataType_t dt, weftRedOp_t op, size_t count) {
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    std::fprintf(stderr, "case: %s %s op %d x%zu\n", what, mp::dtName(dt), static_cast<int>(op),
+                 count);
   }
   weftComm_t comms_[kRanks] = {};
   cudaStream_t streams_[kRanks] = {};
@@ -163,6 +180,7 @@ TEST_F(GpuStream, BroadcastAndReduceEveryType) {
         mp::fillReduceInput(dt, weftSum, r, 0, count, in.data());
         cudaMemcpy(send[r], in.data(), b, cudaMemcpyHostToDevice);
       }
+      inputsLanded("broadcast and reduce", dt, weftSum, count);
       for (int r = 0; r < kRanks; ++r) {
         EXPECT_EQ(weftBroadcast(bcast[r], bcast[r], count, dt, root, comms_[r], streams_[r]),
                   weftSuccess)

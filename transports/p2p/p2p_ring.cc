@@ -263,6 +263,7 @@ weftResult_t setUp(weftComm* comm) {
   if (why.empty() && rt->currentDevice(&device) != weftSuccess)
     why = "no current CUDA device: " + lastError();
   ring.channels = comm->config.maxCtas;
+  if (why.empty() && rt->prepareKernels(device) != weftSuccess) why = lastError();
   if (why.empty() && rt->allocDevice(device, ringMemoryBytes(ring.channels), &ring.mine,
                                      &mine.memory) != weftSuccess)
     why = lastError();
