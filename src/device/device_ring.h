@@ -28,8 +28,10 @@ namespace weft {
 // (sum, prod, max, min), an allgather or a broadcast, of at least one element.
 bool useDeviceRing(weftComm* comm, const Call& call);
 // Enqueues `call` as a ring kernel on its stream and queues its watch to the
-// progress thread. A call with buffers on another device than the ring's is
-// refused. On failure nothing of the call runs on this rank.
+// progress thread (before the launch: see device_ring_call.cc). A call with
+// buffers on another device than the ring's is refused. On a failure before
+// the launch nothing of the call runs on this rank; after it, the watch fails
+// the call (the caller breaks the communicator either way).
 weftResult_t enqueueRingCall(weftComm* comm, const Call& call);
 
 }  // namespace weft

@@ -156,14 +156,20 @@ weftResult_t waitKernel(weftComm* comm, StagingBlock* block, uint32_t gen, const
   }
   // The block is still ours (held until watchRingCall lets it go), and what
   // the kernel wrote is visible (its stream raised "freed" after it). A CTA
-  // ends early only on the abort word, which only this thread raises, after
-  // giving up: anything else is a weft bug.
+  // ends early only on the abort word, which this thread raises after giving
+  // up, or enqueueRingCall when the launch failed (then no CTA started):
+  // anything else is a weft bug.
   const auto* args = reinterpret_cast<const dev::RingCall*>(block->data);
-  for (int c = 0; c < args->nctas; ++c)
+  for (int c = 0; c < args->nctas; ++c) {
+    if (args->status[c] == 0)  // enqueueRingCall raised the abort word: no kernel ran
+      return setError(weftUnhandledCudaError,
+                      "rank %d: %s on the GPU ring: the kernel could not be launched", comm->rank,
+                      describeCall(call).c_str());
     if (args->status[c] != dev::kRingCtaDone)
       return setError(weftInternalError,
                       "rank %d: %s on the GPU ring: CTA %d of the kernel ended with status %d",
                       comm->rank, describeCall(call).c_str(), c, args->status[c]);
+  }
   return weftSuccess;
 }
 
@@ -303,29 +309,22 @@ weftResult_t enqueueRingCall(weftComm* comm, const Call& call) {
     comm->streamStaging->release(block);
     return r;
   }
-  int enqueued = 0;
-  auto op = [&](weftResult_t result) {
-    if (result == weftSuccess) ++enqueued;
-    r = result;
-  };
-  op(rt->writeFlagAsync(block->ready, gen, stream));
-  if (r == weftSuccess) op(rt->waitFlagAsync(block->done, gen, stream));
-  // Allgather and broadcast reduce nothing: their op field is whatever the
-  // caller left there, so they launch as sum (the launcher ignores it).
-  const bool copies = call.kind == CollKind::kAllGather || call.kind == CollKind::kBroadcast;
-  if (r == weftSuccess)
-    op(rt->launchRing(call.args.datatype, copies ? weftSum : call.args.op, args, args->nctas,
-                      stream));
-  if (r == weftSuccess) op(rt->writeFlagAsync(block->freed, gen, stream));
-  rt->endEnqueue(saved);
+  // The stream's wait for "done" goes first, then the watch that raises it
+  // is queued, and only then is the kernel launched. A launch may synchronise
+  // the context (CUDA may load the kernel then, or grow its stack, though
+  // prepareKernels does both at init): it then waits for our stream's "wait
+  // done", which must not depend on anything after the launch.
+  r = rt->writeFlagAsync(block->ready, gen, stream);
+  const bool readyEnqueued = r == weftSuccess;
+  if (r == weftSuccess) r = rt->waitFlagAsync(block->done, gen, stream);
   if (r != weftSuccess) {
-    if (enqueued == 0) {
+    rt->endEnqueue(saved);
+    if (!readyEnqueued) {
       comm->streamStaging->release(block);
       return r;
     }
-    // The stream may wait for "done" and then start the kernel: make both
-    // harmless (the kernel reads the abort word first), then let it pass. Its
-    // "freed" cannot be enqueued after a failure, so the block is given up.
+    // The stream may still write "ready": give the block up (no "freed" can
+    // follow a failure), and raise "done" in case the wait got enqueued.
     __atomic_store_n(block->abort, 1, __ATOMIC_RELAXED);
     __atomic_store_n(block->done, gen, __ATOMIC_RELEASE);
     comm->streamStaging->abandon(block);
@@ -340,7 +339,25 @@ weftResult_t enqueueRingCall(weftComm* comm, const Call& call) {
   req->detached = true;  // nobody waits for it: the stream does
   req->work = [comm, call, block, gen, end] { return watchRingCall(comm, call, block, gen, end); };
   comm->progress.submit(req);
-  return weftSuccess;
+  // Allgather and broadcast reduce nothing: their op field is whatever the
+  // caller left there, so they launch as sum (the launcher ignores it).
+  const bool copies = call.kind == CollKind::kAllGather || call.kind == CollKind::kBroadcast;
+  r = rt->launchRing(call.args.datatype, copies ? weftSum : call.args.op, args, args->nctas,
+                     stream);
+  if (r != weftSuccess) {
+    // The watch is queued: the abort word makes the call fail there (and no
+    // kernel runs), and "freed" lets it and the pool move on.
+    const std::string why = lastError();
+    __atomic_store_n(block->abort, 1, __ATOMIC_RELAXED);
+    rt->writeFlagAsync(block->freed, gen, stream);
+    rt->endEnqueue(saved);
+    return setErrorString(r, why);
+  }
+  // Without "freed" the watch fails the call at WEFT_TIMEOUT, and the block
+  // is never reused (the pool waits for "freed").
+  r = rt->writeFlagAsync(block->freed, gen, stream);
+  rt->endEnqueue(saved);
+  return r;
 }
 
 }  // namespace weft
