@@ -58,7 +58,7 @@ step() {  # step CAP LOG cmd...: at most CAP seconds, never past the budget; out
   return "$rc"
 }
 gtest_summary() {  # LOG [LINES]: the verdicts, then the first failures' messages
-  grep -E "^\[ +(OK|FAILED|PASSED|SKIPPED) +\]" "$1" | grep -v "listed below" | sort | uniq
+  grep -E "^\[ +(OK|FAILED|SKIPPED) +\] .*\([0-9]+ ms\)$|^\[  PASSED  \]" "$1"
   grep -E -A7 "Failure$|WEFT WARN" "$1" | head -"${2:-40}"
 }
 step "$BUDGET" "$LOGS/build.log" cmake --build "$BUILD" -j"$JOBS" --target weft_gpu_tests \

@@ -136,10 +136,7 @@ cudaError_t launchRingCall(int32_t kind, weftDataType_t type, weftRedOp_t op, de
 
 // Loads every ring kernel into the current context now (cudaFuncGetAttributes
 // does, under CUDA's lazy loading) and returns the most local memory one
-// thread of them uses. Why: loading a kernel, or growing the context's local
-// memory for it, may synchronise the context; at a first launch that would
-// wait for a neighbour's kernel that spins until ours runs (CUDA's lazy
-// loading notes name this deadlock), so it must happen before any call.
+// thread of them uses: for prepareKernels (cuda_runtime.cc), which says why.
 cudaError_t loadRingKernels(size_t* maxLocalBytes, int* kernels) {
   *maxLocalBytes = 0;
   *kernels = 0;

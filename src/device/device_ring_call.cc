@@ -342,22 +342,16 @@ weftResult_t enqueueRingCall(weftComm* comm, const Call& call) {
   // Allgather and broadcast reduce nothing: their op field is whatever the
   // caller left there, so they launch as sum (the launcher ignores it).
   const bool copies = call.kind == CollKind::kAllGather || call.kind == CollKind::kBroadcast;
-  r = rt->launchRing(call.args.datatype, copies ? weftSum : call.args.op, args, args->nctas,
-                     stream);
-  if (r != weftSuccess) {
-    // The watch is queued: the abort word makes the call fail there (and no
-    // kernel runs), and "freed" lets it and the pool move on.
-    const std::string why = lastError();
-    __atomic_store_n(block->abort, 1, __ATOMIC_RELAXED);
-    rt->writeFlagAsync(block->freed, gen, stream);
-    rt->endEnqueue(saved);
-    return setErrorString(r, why);
-  }
-  // Without "freed" the watch fails the call at WEFT_TIMEOUT, and the block
-  // is never reused (the pool waits for "freed").
+  const weftResult_t launched = rt->launchRing(call.args.datatype, copies ? weftSum : call.args.op,
+                                               args, args->nctas, stream);
+  const std::string why = launched != weftSuccess ? lastError() : std::string();
+  // A failed launch: the abort word makes the queued watch fail the call.
+  if (launched != weftSuccess) __atomic_store_n(block->abort, 1, __ATOMIC_RELAXED);
+  // "freed" lets the watch and the pool move on; without it the watch fails
+  // the call at WEFT_TIMEOUT and the block is never reused.
   r = rt->writeFlagAsync(block->freed, gen, stream);
   rt->endEnqueue(saved);
-  return r;
+  return launched != weftSuccess ? setErrorString(launched, why) : r;
 }
 
 }  // namespace weft
