@@ -23,7 +23,10 @@ echo "== $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME"), $(c++ --versio
 # Only this GPU's architecture (CI compiles all of them): half the nvcc time.
 cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .')
 archs=${WEFT_GPU_ARCHS:-${cap:+${cap}-real}}
-cmake_args=(-DCMAKE_BUILD_TYPE=Release -DWEFT_WITH_CUDA=ON -DWEFT_WITH_TORCH=OFF -DWEFT_WITH_MPI=OFF)
+# -g (host code only; the kernels are optimised as ever): a stopped step's
+# thread stacks get function names (perf/name_stacks.sh).
+cmake_args=(-DCMAKE_BUILD_TYPE=Release -DWEFT_WITH_CUDA=ON -DWEFT_WITH_TORCH=OFF -DWEFT_WITH_MPI=OFF
+  -DCMAKE_CXX_FLAGS=-g -DCMAKE_CUDA_FLAGS=-g)
 [ -n "$archs" ] && cmake_args+=("-DCMAKE_CUDA_ARCHITECTURES=$archs")
 if [ -d .gpu-deps/root ]; then  # tools/gpu_deps.sh: used only for what the system lacks
   cmake_args+=("-DCMAKE_PREFIX_PATH=$PWD/.gpu-deps/root/usr"
@@ -44,17 +47,24 @@ grep -E "weft: " "$LOGS/build.log"
 # summary; a stuck collective fails in WEFT_TIMEOUT=10 s with its diagnosis.
 BUDGET=${WEFT_GPU_BUDGET_S:-300}
 export WEFT_TIMEOUT=${WEFT_TIMEOUT:-10}
+# At its cap a step gets SIGUSR1, on which the GPU tests and tools write every
+# thread's stack (tests/gpu/thread_stacks.h), then SIGKILL 5 s later; the
+# stacks, named, go to the summary: they say where a stop waited.
 step() {  # step CAP LOG cmd...: at most CAP seconds, never past the budget; output to LOG
   local cap=$1 log=$2 left=$((BUDGET - ($(date +%s) - start)))
   shift 2
-  if [ "$left" -le 5 ]; then
+  if [ "$left" -le 10 ]; then
     echo "   (not run: the ${BUDGET} s budget is spent)"
     return 124
   fi
-  [ "$cap" -gt "$left" ] && cap=$left
-  timeout -k 5 "$cap" "$@" >>"$log" 2>&1
+  [ "$cap" -gt "$((left - 5))" ] && cap=$((left - 5))
+  timeout -s USR1 -k 5 "$cap" "$@" >>"$log" 2>&1
   local rc=$?
-  [ "$rc" -eq 124 ] && echo "   (stopped after ${cap} s)" | tee -a "$log"
+  if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+    echo "   (stopped after ${cap} s)" | tee -a "$log"
+    perf/name_stacks.sh "$log" | head -150
+    rc=124
+  fi
   return "$rc"
 }
 gtest_summary() {  # LOG [LINES]: the verdicts, then the first failures' messages
@@ -82,6 +92,17 @@ echo "== weft.h on a stream, 2 ranks of one process on one GPU (the GPU ring whe
 WEFT_DEBUG=WARN step 60 "$LOGS/stream_ring.log" "$BUILD/tests/gpu/weft_gpu_stream_tests"
 ring_rc=$?
 gtest_summary "$LOGS/stream_ring.log" 60
+if [ "$ring_rc" -eq 124 ]; then
+  # A stop: once more with every kernel loaded at start-up. If this one runs
+  # through, the stop came from CUDA loading a kernel lazily (docs/gpu.md).
+  echo "== the same with CUDA_MODULE_LOADING=EAGER (the ring's run stopped)"
+  # (Into the same log, after a marker: the device tool returns few files.)
+  echo "== CUDA_MODULE_LOADING=EAGER" >"$LOGS/stream_eager.tmp"
+  CUDA_MODULE_LOADING=EAGER WEFT_DEBUG=WARN step 40 "$LOGS/stream_eager.tmp" \
+    "$BUILD/tests/gpu/weft_gpu_stream_tests"
+  gtest_summary "$LOGS/stream_eager.tmp" 20
+  cat "$LOGS/stream_eager.tmp" >>"$LOGS/stream_ring.log" && rm -f "$LOGS/stream_eager.tmp"
+fi
 
 echo "== the same, host-staged (WEFT_GPU_RING=0)"
 WEFT_GPU_RING=0 WEFT_DEBUG=WARN step 40 "$LOGS/stream_staged.log" \

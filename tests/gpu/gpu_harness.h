@@ -1,7 +1,8 @@
-// Shared pieces of the GPU tests and the GPU bandwidth check: whether a GPU is
-// visible, and device channels for ranks that live on one GPU (FIFO memory in
-// device memory, the abort flag in mapped host memory so the host can raise it
-// while a kernel spins).
+// Shared pieces of the GPU tests and the GPU tools: whether a GPU is visible,
+// every thread's stack on SIGUSR1 (thread_stacks.h: what perf/gpu_check.sh
+// sends a step that reached its time cap), and device channels for ranks that
+// live on one GPU (FIFO memory in device memory, the abort flag in mapped host
+// memory so the host can raise it while a kernel spins).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -11,9 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "thread_stacks.h"
 #include "weft/device/channel.h"
 
 namespace gpu_test {
+
+// Installed before main, so before CUDA or weft start a thread.
+inline const bool kStacksOnSigusr1 = installStackDumper();
 
 // "256M" -> bytes (K/M/G are powers of 1024), for the GPU tools' arguments.
 inline size_t parseBytes(const char* s) {

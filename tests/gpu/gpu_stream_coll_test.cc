@@ -19,6 +19,7 @@
 #include <weft/weft.h>
 
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -52,16 +53,18 @@ class GpuStream : public ::testing::Test {
     const size_t b = count * mp::dtSize(dt);
     void* send[kRanks] = {};
     void* recv[kRanks] = {};
-    std::vector<unsigned char> in(b), want(b), got(b);
+    std::vector<std::vector<unsigned char>> in(kRanks, std::vector<unsigned char>(b));
+    std::vector<unsigned char> want(b), got(b);
     std::string err;
     for (int r = 0; r < kRanks; ++r) {
       cudaMalloc(&send[r], b);
       recv[r] = send[r];
       if (!inPlace) cudaMalloc(&recv[r], b);
-      mp::fillReduceInput(dt, op, r, 0, count, in.data());
-      cudaMemcpy(send[r], in.data(), b, cudaMemcpyHostToDevice);
+      mp::fillReduceInput(dt, op, r, 0, count, in[r].data());
+      cudaMemcpy(send[r], in[r].data(), b, cudaMemcpyHostToDevice);
     }
     inputsLanded("allreduce", dt, op, count);
+    for (int r = 0; r < kRanks && err.empty(); ++r) err = landed(send[r], in[r].data(), b);
     for (int r = 0; r < kRanks && err.empty(); ++r)
       if (weftAllReduce(send[r], recv[r], count, dt, op, comms_[r], streams_[r]) != weftSuccess)
         err = std::string("weftAllReduce: ") + weftGetLastError(nullptr);
@@ -84,20 +87,23 @@ class GpuStream : public ::testing::Test {
     const size_t b = count * mp::dtSize(dt), all = b * kRanks;
     void* send[kRanks] = {};
     void* recv[kRanks] = {};
-    std::vector<unsigned char> in(all), want(all), got(all);
+    std::vector<std::vector<unsigned char>> in(kRanks, std::vector<unsigned char>(all));
+    std::vector<unsigned char> want(all), got(all);
     std::string err;
     for (int r = 0; r < kRanks; ++r) {
       cudaMalloc(&send[r], gather ? b : all);
       cudaMalloc(&recv[r], gather ? all : b);
       if (gather) {
         mp::fillPattern(&want[r * b], b, mp::seedOf(r, count, 3));
-        cudaMemcpy(send[r], &want[r * b], b, cudaMemcpyHostToDevice);
+        std::memcpy(in[r].data(), &want[r * b], b);
       } else {
-        mp::fillReduceInput(dt, op, r, 0, count * kRanks, in.data());
-        cudaMemcpy(send[r], in.data(), all, cudaMemcpyHostToDevice);
+        mp::fillReduceInput(dt, op, r, 0, count * kRanks, in[r].data());
       }
+      cudaMemcpy(send[r], in[r].data(), gather ? b : all, cudaMemcpyHostToDevice);
     }
     inputsLanded(gather ? "allgather" : "reduce-scatter", dt, op, count);
+    for (int r = 0; r < kRanks && err.empty(); ++r)
+      err = landed(send[r], in[r].data(), gather ? b : all);
     for (int r = 0; r < kRanks && err.empty(); ++r) {
       const weftResult_t rc =
           gather ? weftAllGather(send[r], recv[r], count, dt, comms_[r], streams_[r])
@@ -121,6 +127,17 @@ class GpuStream : public ::testing::Test {
     weftCommGetAsyncError(comms_[0], &async);
     if (err.empty() && async != weftSuccess) err = "async error set";
     return err;
+  }
+  // "" when the GPU holds `bytes` of `host` at `dev` (read back after
+  // inputsLanded): a wrong result then comes from the calls, not the upload.
+  static std::string landed(const void* dev, const void* host, size_t bytes) {
+    std::vector<unsigned char> back(bytes);
+    if (cudaMemcpy(back.data(), dev, bytes, cudaMemcpyDeviceToHost) != cudaSuccess)
+      return "reading an input back failed";
+    if (std::memcmp(back.data(), host, bytes) != 0)
+      return "an input read back from the GPU differs from what the test wrote (the upload, "
+             "not weft)";
+    return "";
   }
   // The legacy stream's copies (the inputs) are done before the ranks'
   // streams read the buffers; and the case is named where a hang shows.
@@ -165,7 +182,8 @@ TEST_F(GpuStream, BroadcastAndReduceEveryType) {
   for (weftDataType_t dt : mp::kAllTypes) {
     for (size_t count : {size_t{1}, size_t{1031}, size_t{(1 << 20) + 3}}) {
       const size_t b = count * mp::dtSize(dt);
-      std::vector<unsigned char> data(b), in(b), want(b), got(b);
+      std::vector<unsigned char> data(b), want(b), got(b);
+      std::vector<std::vector<unsigned char>> in(kRanks, std::vector<unsigned char>(b));
       mp::fillPattern(data.data(), b, mp::seedOf(root, count, 5));
       const bool reducible = mp::dtReducible(dt);
       if (reducible) mp::fillReduceExpected(dt, weftSum, kRanks, 0, count, want.data());
@@ -177,10 +195,12 @@ TEST_F(GpuStream, BroadcastAndReduceEveryType) {
         cudaMalloc(&send[r], b);
         cudaMalloc(&recv[r], b);
         if (r == root) cudaMemcpy(bcast[r], data.data(), b, cudaMemcpyHostToDevice);
-        mp::fillReduceInput(dt, weftSum, r, 0, count, in.data());
-        cudaMemcpy(send[r], in.data(), b, cudaMemcpyHostToDevice);
+        mp::fillReduceInput(dt, weftSum, r, 0, count, in[r].data());
+        cudaMemcpy(send[r], in[r].data(), b, cudaMemcpyHostToDevice);
       }
       inputsLanded("broadcast and reduce", dt, weftSum, count);
+      ASSERT_EQ(landed(bcast[root], data.data(), b), "");
+      for (int r = 0; r < kRanks; ++r) ASSERT_EQ(landed(send[r], in[r].data(), b), "");
       for (int r = 0; r < kRanks; ++r) {
         EXPECT_EQ(weftBroadcast(bcast[r], bcast[r], count, dt, root, comms_[r], streams_[r]),
                   weftSuccess)

@@ -1,0 +1,200 @@
+// The GPU ring with the fake CUDA (fake_runtime.h), driven the way
+// tests/gpu/gpu_stream_coll_test.cc drives it on a GPU: two ranks of one
+// process (weftCommInitAll), one thread enqueuing both ranks' calls on their
+// own streams without waiting in between, then synchronising both streams.
+// Every datatype and op of allreduce (ring ops on the ring, avg staged),
+// allgather, reduce-scatter, broadcast and reduce, in and out of place, at
+// sizes of one element, a few pieces and many pieces per CTA; and a fresh
+// pair of communicators per test, as the GPU test's fixture makes them. A
+// stop here (a call that never ends) fails within WEFT_TIMEOUT instead.
+#include <gtest/gtest.h>
+#include <weft/weft.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "core/comm.h"
+#include "device/fake_runtime.h"
+#include "mp/mp_values.h"
+
+namespace {
+
+namespace fake = weft::fake;
+constexpr int kRanks = 2;
+const size_t kCounts[] = {1, 1031, (size_t{1} << 16) + 3};
+
+class StreamRingOneThread : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    setenv("WEFT_TIMEOUT", "20", 1);
+    weft::setDeviceRuntimeForTesting(fake::runtime());
+    ASSERT_EQ(weftCommInitAll(comms_, kRanks, nullptr), weftSuccess) << weftGetLastError(nullptr);
+    for (int r = 0; r < kRanks; ++r) {
+      ASSERT_EQ(comms_[r]->p2pRing.state, weft::P2pRing::State::kOn) << comms_[r]->p2pRing.offWhy;
+      streams_[r] = fake::streamCreate();
+    }
+  }
+  void TearDown() override {
+    for (int r = 0; r < kRanks; ++r) {
+      if (streams_[r] != nullptr) fake::streamSync(streams_[r]);
+      if (comms_[r] != nullptr) {
+        EXPECT_EQ(weftCommDestroy(comms_[r]), weftSuccess) << weftGetLastError(nullptr);
+      }
+      if (streams_[r] != nullptr) fake::streamDestroy(streams_[r]);
+    }
+    weft::setDeviceRuntimeForTesting(nullptr);
+    unsetenv("WEFT_TIMEOUT");
+  }
+  static void* upload(const void* host, size_t bytes) {
+    void* p = fake::deviceAlloc(bytes == 0 ? 1 : bytes);
+    fake::copyToDevice(p, host, bytes);
+    return p;
+  }
+  static std::vector<unsigned char> download(const void* dev, size_t bytes) {
+    std::vector<unsigned char> out(bytes);
+    fake::copyFromDevice(out.data(), dev, bytes);
+    return out;
+  }
+  // "" or what went wrong: the calls' errors, then the async ones.
+  std::string syncAndAsync(std::string err) {
+    for (int r = 0; r < kRanks; ++r) {
+      fake::streamSync(streams_[r]);
+      weftResult_t async = weftSuccess;
+      weftCommGetAsyncError(comms_[r], &async);
+      if (err.empty() && async != weftSuccess)
+        err = "rank " + std::to_string(r) + ": async error " + std::to_string(async);
+    }
+    return err;
+  }
+
+  std::string allReduce(weftDataType_t dt, weftRedOp_t op, size_t count, bool inPlace) {
+    const size_t b = count * mp::dtSize(dt);
+    std::vector<unsigned char> in(b), want(b);
+    void* send[kRanks] = {};
+    void* recv[kRanks] = {};
+    for (int r = 0; r < kRanks; ++r) {
+      mp::fillReduceInput(dt, op, r, 0, count, in.data());
+      send[r] = upload(in.data(), b);
+      recv[r] = inPlace ? send[r] : fake::deviceAlloc(b);
+    }
+    std::string err;
+    for (int r = 0; r < kRanks && err.empty(); ++r)
+      if (weftAllReduce(send[r], recv[r], count, dt, op, comms_[r], streams_[r]) != weftSuccess)
+        err = std::string("weftAllReduce: ") + weftGetLastError(nullptr);
+    err = syncAndAsync(err);
+    mp::fillReduceExpected(dt, op, kRanks, 0, count, want.data());
+    for (int r = 0; r < kRanks; ++r) {
+      if (err.empty()) err = mp::compareElems(dt, download(recv[r], b).data(), want.data(), count);
+      fake::memFree(send[r]);
+      if (!inPlace) fake::memFree(recv[r]);
+    }
+    return err;
+  }
+
+  // An allgather (gather) or a reduce-scatter of `count` elements per rank.
+  std::string blocks(bool gather, weftDataType_t dt, weftRedOp_t op, size_t count) {
+    const size_t b = count * mp::dtSize(dt), all = b * kRanks;
+    std::vector<unsigned char> in(all), want(all);
+    void* send[kRanks] = {};
+    void* recv[kRanks] = {};
+    for (int r = 0; r < kRanks; ++r) {
+      if (gather) {
+        mp::fillPattern(&want[r * b], b, mp::seedOf(r, count, 3));
+        send[r] = upload(&want[r * b], b);
+      } else {
+        mp::fillReduceInput(dt, op, r, 0, count * kRanks, in.data());
+        send[r] = upload(in.data(), all);
+      }
+      recv[r] = fake::deviceAlloc(gather ? all : b);
+    }
+    std::string err;
+    for (int r = 0; r < kRanks && err.empty(); ++r) {
+      const weftResult_t rc =
+          gather ? weftAllGather(send[r], recv[r], count, dt, comms_[r], streams_[r])
+                 : weftReduceScatter(send[r], recv[r], count, dt, op, comms_[r], streams_[r]);
+      if (rc != weftSuccess) err = std::string("call: ") + weftGetLastError(nullptr);
+    }
+    err = syncAndAsync(err);
+    for (int r = 0; r < kRanks; ++r) {
+      if (err.empty() && gather) {
+        err = mp::compareElems(weftUint8, download(recv[r], all).data(), want.data(), all);
+      } else if (err.empty()) {
+        mp::fillReduceExpected(dt, op, kRanks, count * r, count, want.data());
+        err = mp::compareElems(dt, download(recv[r], b).data(), want.data(), count);
+      }
+      fake::memFree(send[r]);
+      fake::memFree(recv[r]);
+    }
+    return err;
+  }
+
+  weftComm_t comms_[kRanks] = {};
+  void* streams_[kRanks] = {};
+};
+
+TEST_F(StreamRingOneThread, AllReduceEveryTypeAndOp) {
+  for (weftDataType_t dt : mp::kAllTypes) {
+    if (!mp::dtReducible(dt)) continue;
+    for (weftRedOp_t op : mp::kAllOps)
+      for (size_t count : kCounts)
+        for (bool inPlace : {false, true})
+          ASSERT_EQ(allReduce(dt, op, count, inPlace), "")
+              << mp::dtName(dt) << " op " << op << " x" << count << (inPlace ? " in place" : "");
+  }
+}
+
+TEST_F(StreamRingOneThread, AllGatherAndReduceScatterEveryType) {
+  for (weftDataType_t dt : mp::kAllTypes)
+    for (size_t count : kCounts) {
+      ASSERT_EQ(blocks(true, dt, weftSum, count), "")
+          << "allgather " << mp::dtName(dt) << " x" << count;
+      if (!mp::dtReducible(dt)) continue;
+      for (weftRedOp_t op : mp::kAllOps)
+        ASSERT_EQ(blocks(false, dt, op, count), "")
+            << "reduce-scatter " << mp::dtName(dt) << " op " << op << " x" << count;
+    }
+}
+
+// Broadcast from rank 1 in place, and reduce (sum) to rank 1.
+TEST_F(StreamRingOneThread, BroadcastAndReduceEveryType) {
+  const int root = 1;
+  for (weftDataType_t dt : mp::kAllTypes)
+    for (size_t count : kCounts) {
+      const size_t b = count * mp::dtSize(dt);
+      const bool reducible = mp::dtReducible(dt);
+      std::vector<unsigned char> data(b), zeros(b), in(b), want(b);
+      mp::fillPattern(data.data(), b, mp::seedOf(root, count, 5));
+      if (reducible) mp::fillReduceExpected(dt, weftSum, kRanks, 0, count, want.data());
+      void* bcast[kRanks] = {};
+      void* send[kRanks] = {};
+      void* recv[kRanks] = {};
+      std::string err;
+      for (int r = 0; r < kRanks; ++r) {
+        bcast[r] = upload(r == root ? data.data() : zeros.data(), b);
+        mp::fillReduceInput(dt, weftSum, r, 0, count, in.data());
+        send[r] = upload(in.data(), b);
+        recv[r] = fake::deviceAlloc(b);
+      }
+      for (int r = 0; r < kRanks && err.empty(); ++r) {
+        if (weftBroadcast(bcast[r], bcast[r], count, dt, root, comms_[r], streams_[r]) !=
+                weftSuccess ||
+            (reducible && weftReduce(send[r], recv[r], count, dt, weftSum, root, comms_[r],
+                                     streams_[r]) != weftSuccess))
+          err = std::string("call: ") + weftGetLastError(nullptr);
+      }
+      err = syncAndAsync(err);
+      for (int r = 0; r < kRanks; ++r) {
+        if (err.empty())
+          err = mp::compareElems(weftUint8, download(bcast[r], b).data(), data.data(), b);
+        if (err.empty() && reducible && r == root)
+          err = mp::compareElems(dt, download(recv[r], b).data(), want.data(), count);
+        fake::memFree(bcast[r]);
+        fake::memFree(send[r]);
+        fake::memFree(recv[r]);
+      }
+      ASSERT_EQ(err, "") << mp::dtName(dt) << " x" << count;
+    }
+}
+
+}  // namespace
