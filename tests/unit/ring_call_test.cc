@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "collectives/kernels/ring_call.h"
@@ -50,7 +51,7 @@ struct Fifo {
 
 // Several calls of different sizes in a row on the same FIFOs (two CTAs per
 // rank), each starting at the message number the previous ones left.
-TEST(RingCall, MessageNumbersCarryAcrossCalls) {
+void runAllreduceCalls(int lanes = 1) {
   const uint32_t kSlotBytes = 256;
   for (int n : {2, 3, 5}) {
     const int nctas = 2;
@@ -72,7 +73,9 @@ TEST(RingCall, MessageNumbersCarryAcrossCalls) {
           calls[r].recv[c] = fifos[c * n + (r + n - 1) % n]->channel(&abort);
         }
       }
-      Threads(calls, nctas).join();
+      Threads threads(calls, nctas, lanes);
+      threads.join();
+      ASSERT_EQ(threads.divergence(), "");
       for (int c = 0; c < nctas; ++c) {
         uint64_t begin = 0, len = 0;
         weft::dev::ringCtaShare(count, nctas, c, &begin, &len);
@@ -95,7 +98,7 @@ TEST(RingCall, MessageNumbersCarryAcrossCalls) {
 // with the ring visiting the ranks out of order (rankAt), two CTAs, small
 // slots (many pieces), several calls in a row on the same FIFOs, in place and
 // out of place.
-void runBlockCalls(int32_t kind, bool inPlace) {
+void runBlockCalls(int32_t kind, bool inPlace, int lanes = 1) {
   const uint32_t kSlotBytes = 64;
   for (int n : {1, 2, 3, 5}) {
     const int nctas = 2;
@@ -138,7 +141,9 @@ void runBlockCalls(int32_t kind, bool inPlace) {
           calls[p].recv[c] = fifos[c * n + (p + n - 1) % n]->channel(&abort);
         }
       }
-      Threads(calls, nctas).join();
+      Threads threads(calls, nctas, lanes);
+      threads.join();
+      ASSERT_EQ(threads.divergence(), "");
       for (int c = 0; c < nctas; ++c) {
         uint64_t begin = 0, len = 0;
         weft::dev::ringCtaShare(count, nctas, c, &begin, &len);
@@ -173,7 +178,7 @@ void runBlockCalls(int32_t kind, bool inPlace) {
 // root, the ring visiting ranks out of order, two CTAs, small slots, several
 // calls in a row. The link into the root (broadcast) or out of it (reduce)
 // carries nothing, so every link keeps its own message count.
-void runChainCalls(int32_t kind, bool inPlace) {
+void runChainCalls(int32_t kind, bool inPlace, int lanes = 1) {
   const uint32_t kSlotBytes = 64;
   const bool bcast = kind == weft::dev::kRingBroadcast;
   for (int n : {1, 2, 3, 4}) {
@@ -208,7 +213,9 @@ void runChainCalls(int32_t kind, bool inPlace) {
             call.recv[c] = fifos[c * n + (p + n - 1) % n]->channel(&abort);
           }
         }
-        Threads(calls, nctas).join();
+        Threads threads(calls, nctas, lanes);
+        threads.join();
+        ASSERT_EQ(threads.divergence(), "");
         for (int c = 0; c < nctas; ++c) {
           uint64_t begin = 0, len = 0;
           weft::dev::ringCtaShare(count, nctas, c, &begin, &len);
@@ -240,6 +247,7 @@ void runChainCalls(int32_t kind, bool inPlace) {
   }
 }
 
+TEST(RingCall, MessageNumbersCarryAcrossCalls) { runAllreduceCalls(); }
 TEST(RingCall, BroadcastFromEveryRoot) { runChainCalls(weft::dev::kRingBroadcast, false); }
 TEST(RingCall, BroadcastInPlace) { runChainCalls(weft::dev::kRingBroadcast, true); }
 TEST(RingCall, ReduceToEveryRoot) { runChainCalls(weft::dev::kRingReduce, false); }
@@ -249,5 +257,20 @@ TEST(RingCall, AllgatherPlacesBlocksByRank) { runBlockCalls(weft::dev::kRingAllG
 TEST(RingCall, AllgatherInPlace) { runBlockCalls(weft::dev::kRingAllGather, true); }
 TEST(RingCall, ReduceScatterKeepsOurBlock) { runBlockCalls(weft::dev::kRingReduceScatter, false); }
 TEST(RingCall, ReduceScatterInPlace) { runBlockCalls(weft::dev::kRingReduceScatter, true); }
+
+// Each CTA as a block of lanes (host threads with a barrier for
+// __syncthreads), as the GPU runs it: every lane must take part in every
+// barrier, and the lanes' share of each slot must cover it exactly (4 lanes:
+// a 64-byte slot is one 16-byte vector each; 3 lanes: uneven shares).
+TEST(RingCall, EveryKindWithBlockLanes) {
+  for (int lanes : {3, 4}) {
+    SCOPED_TRACE(std::to_string(lanes) + " lanes per CTA");
+    runAllreduceCalls(lanes);
+    runChainCalls(weft::dev::kRingBroadcast, false, lanes);
+    runChainCalls(weft::dev::kRingReduce, true, lanes);
+    runBlockCalls(weft::dev::kRingAllGather, false, lanes);
+    runBlockCalls(weft::dev::kRingReduceScatter, true, lanes);
+  }
+}
 
 }  // namespace
