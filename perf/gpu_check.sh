@@ -112,9 +112,10 @@ gtest_summary "$LOGS/stream_staged.log" 40
 
 echo "== GEMM beside allreduce on the GPU ring (2 and 4 ranks of one process)"
 if [ -x "$BUILD/perf/gpu_overlap_perf" ]; then
-  step 30 "$LOGS/overlap.log" "$BUILD/perf/gpu_overlap_perf" 64M 8192 10 10 2
-  step 30 "$LOGS/overlap.log" "$BUILD/perf/gpu_overlap_perf" 64M 8192 10 10 4
-  WEFT_MAX_CTAS=2 step 20 "$LOGS/overlap.log" "$BUILD/perf/gpu_overlap_perf" 64M 8192 10 10 2
+  # GEMMs per loop sized to the allreduces' time (the third argument, 0).
+  step 30 "$LOGS/overlap.log" "$BUILD/perf/gpu_overlap_perf" 64M 8192 0 10 2
+  step 30 "$LOGS/overlap.log" "$BUILD/perf/gpu_overlap_perf" 64M 8192 0 10 4
+  WEFT_MAX_CTAS=2 step 20 "$LOGS/overlap.log" "$BUILD/perf/gpu_overlap_perf" 64M 8192 0 10 2
   cat "$LOGS/overlap.log"
 fi
 echo "== all_reduce_perf on device buffers, 2 processes on one GPU (host-staged)"

@@ -5,9 +5,13 @@
 // Times each alone, then both at once, and prints
 //   overlap efficiency = (t_gemm + t_comm - t_both) / min(t_gemm, t_comm)
 // (1: the shorter one hid entirely behind the longer; 0: they ran one after
-// the other). Pick the sizes so that t_gemm and t_comm are close.
-//   usage: gpu_overlap_perf [allreduce bytes=64M] [gemm n=8192] [gemms=10] [allreduces=10]
-//                           [ranks=2]
+// the other). The figure means most when t_gemm and t_comm are close, so by
+// default (gemms=0) the GEMM loop is sized from the warm-up to last about as
+// long as the allreduce loop. The ranks' streams have the greatest priority,
+// as frameworks give their communication streams, so that the ring's CTAs
+// are scheduled ahead of the GEMM's waiting ones.
+//   usage: gpu_overlap_perf [allreduce bytes=64M] [gemm n=8192] [gemms=0: auto]
+//                           [allreduces=10] [ranks=2]
 // Without a GPU it prints "SKIPPED: no GPU" and exits 0.
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
@@ -55,11 +59,11 @@ int main(int argc, char** argv) {
   }
   const size_t bytes = argc > 1 ? gpu_test::parseBytes(argv[1]) : size_t{64} << 20;
   const int n = argc > 2 ? std::atoi(argv[2]) : 8192;
-  const int gemms = argc > 3 ? std::atoi(argv[3]) : 10;
+  int gemms = argc > 3 ? std::atoi(argv[3]) : 0;
   const int allreduces = argc > 4 ? std::atoi(argv[4]) : 10;
   const int ranks = argc > 5 ? std::atoi(argv[5]) : 2;
-  if (n < 1 || gemms < 1 || allreduces < 1 || ranks < 2 || bytes < sizeof(float))
-    die("usage: gpu_overlap_perf [bytes] [gemm n] [gemms] [allreduces] [ranks >= 2]");
+  if (n < 1 || gemms < 0 || allreduces < 1 || ranks < 2 || bytes < sizeof(float))
+    die("usage: gpu_overlap_perf [bytes] [gemm n] [gemms, 0: auto] [allreduces] [ranks >= 2]");
   // CUDA is loaded and the GPU selected before the communicators exist, so
   // that they set up the GPU ring (as an NCCL communicator needs its device).
   cudaOk(cudaSetDevice(0), "cudaSetDevice");
@@ -71,8 +75,11 @@ int main(int argc, char** argv) {
   const size_t count = bytes / sizeof(float);
   std::vector<cudaStream_t> commStreams(ranks);
   std::vector<float*> bufs(ranks);
+  int leastPriority = 0, greatestPriority = 0;
+  cudaOk(cudaDeviceGetStreamPriorityRange(&leastPriority, &greatestPriority), "priority range");
   for (int r = 0; r < ranks; ++r) {
-    cudaOk(cudaStreamCreateWithFlags(&commStreams[r], cudaStreamNonBlocking), "stream");
+    cudaOk(cudaStreamCreateWithPriority(&commStreams[r], cudaStreamNonBlocking, greatestPriority),
+           "stream");
     cudaOk(cudaMalloc(&bufs[r], count * sizeof(float)), "allreduce buffer");
     cudaOk(cudaMemset(bufs[r], 0, count * sizeof(float)), "cudaMemset");
   }
@@ -91,8 +98,9 @@ int main(int argc, char** argv) {
   cudaOk(cudaMemset(b, 0, elems * sizeof(__half)), "cudaMemset");
   const float one = 1.0f, zero = 0.0f;
 
+  int loopGemms = gemms > 0 ? gemms : 1;  // the warm-up runs one when sizing
   auto gemmLoop = [&]() {
-    for (int i = 0; i < gemms; ++i)
+    for (int i = 0; i < loopGemms; ++i)
       if (cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, CUDA_R_16F, n, b,
                        CUDA_R_16F, n, &zero, c, CUDA_R_16F, n, CUBLAS_COMPUTE_32F,
                        CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS)
@@ -110,7 +118,14 @@ int main(int argc, char** argv) {
   std::printf("# warm-up: GEMMs\n");
   timed(gemmLoop);  // warm-up: cuBLAS heuristics, the ring's first calls
   std::printf("# warm-up: allreduces\n");
-  timed(commLoop);
+  const double warmComm = timed(commLoop);
+  if (gemms == 0) {  // as many GEMMs as take about as long as the allreduces
+    const double one = timed(gemmLoop);
+    gemms = static_cast<int>(std::min(2000.0, std::max(1.0, warmComm / one + 0.5)));
+    loopGemms = gemms;
+    std::printf("# sized: one GEMM %.3f ms, allreduces %.3f ms: %d GEMMs per loop\n", one * 1e3,
+                warmComm * 1e3, gemms);
+  }
   std::printf("# timing: 3 rounds of GEMMs alone, allreduces alone, both\n");
   double tGemm = 1e30, tComm = 1e30, tBoth = 1e30;
   for (int round = 0; round < 3; ++round) {  // best of three of each
