@@ -52,11 +52,16 @@ weftResult_t StagingPool::acquire(size_t bytes, StagingBlock** block, bool hold)
   }
   if (best == nullptr) {
     if (idleSmall > 0 && blocks_.size() >= kMaxIdleBlocks) {
-      // Sizes grew: drop the idle blocks that can no longer serve.
+      // Sizes grew: drop the idle blocks that can no longer serve. The
+      // reaper frees them, not this thread: cudaFreeHost synchronises the
+      // device, and the caller may be about to enqueue the call that a GPU
+      // ring kernel already running waits for (one thread driving several
+      // ranks, or a group over communicators): here, that would wait until
+      // WEFT_TIMEOUT failed the kernel.
       std::vector<StagingBlock*> keep;
       for (StagingBlock* b : blocks_) {
         if (isFree(b) && b->capacity < bytes) {
-          rt_->freePinned(b->mem);
+          reapWhenFreed(rt_, b->mem, b->freed, b->gen);  // already reached: freed at its next look
           delete b;
         } else {
           keep.push_back(b);
@@ -73,8 +78,19 @@ weftResult_t StagingPool::acquire(size_t bytes, StagingBlock** block, bool hold)
   return weftSuccess;
 }
 
-weftResult_t StagingPool::grow(size_t bytes, StagingBlock** block) {
-  const size_t capacity = roundUpPow2(bytes);
+weftResult_t StagingPool::reserve(size_t bytes, size_t count) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = 0; i < count; ++i) {
+    StagingBlock* b = nullptr;
+    // Exactly the size asked (in whole lines): these serve small argument
+    // blocks, not the data of staged calls, which take kMinCapacity and up.
+    WEFT_CHECK(grow((bytes + kLine - 1) / kLine * kLine, &b, false));  // gen 0, "freed" 0: free
+  }
+  return weftSuccess;
+}
+
+weftResult_t StagingPool::grow(size_t bytes, StagingBlock** block, bool round) {
+  const size_t capacity = round ? roundUpPow2(bytes) : bytes;
   void* mem = nullptr;
   WEFT_CHECK(rt_->allocPinned(kHeader + capacity, &mem));
   auto* b = new StagingBlock();

@@ -54,6 +54,13 @@ class StagingPool {
   // A free block of at least `bytes`, its gen already advanced for this use;
   // `hold`: held until unhold.
   weftResult_t acquire(size_t bytes, StagingBlock** block, bool hold = false);
+  // Allocates `count` free blocks of at least `bytes` now (at communicator
+  // setup), so that calls up to that many in flight allocate nothing: the
+  // CUDA programming guide counts a page-locked allocation among the
+  // operations that order device work issued before it against work issued
+  // after it, which, between two ranks' GPU ring launches, could keep the
+  // second from starting while the first waits for it.
+  weftResult_t reserve(size_t bytes, size_t count);
   // Lets the pool reuse or free a held block once its stream raised "freed".
   void unhold(StagingBlock* block);
   // Gives back a block acquired for a use that enqueued nothing: its gen goes
@@ -73,7 +80,8 @@ class StagingPool {
 
  private:
   bool isFree(const StagingBlock* b) const;
-  weftResult_t grow(size_t bytes, StagingBlock** block);
+  // A new block of `bytes` (`round`: up to a power of two, 64 KiB at least).
+  weftResult_t grow(size_t bytes, StagingBlock** block, bool round = true);
 
   DeviceRuntime* rt_;
   std::mutex mu_;

@@ -1,13 +1,16 @@
 // A DeviceRuntime for tests that forwards to the fake CUDA (src/device/
 // fake_runtime.h), counts what weft asks of it (pointer classifications,
-// pinned allocations and frees) and fails on demand (the next pinned
-// allocations, every enqueue on one stream, or one enqueue after a given
-// number of them), so that tests can see how
-// often the stream path classifies, whether staging is freed, and what a
-// failed enqueue leaves behind.
+// pinned allocations and frees, in all and on one watched thread) and fails
+// on demand (the next pinned allocations, every enqueue on one stream, or one
+// enqueue after a given number of them), so that tests can see how often the
+// stream path classifies, whether staging is freed, on which thread, and what
+// a failed enqueue leaves behind. With `ring` set it offers the fake's GPU
+// ring too (otherwise communicators stage every call on a stream).
 #pragma once
 
 #include <atomic>
+#include <string>
+#include <thread>
 
 #include "core/error.h"
 #include "device/device_runtime.h"
@@ -27,6 +30,11 @@ class SpyRuntime : public weft::DeviceRuntime {
   // Enqueues (on any stream) still to succeed before one fails; the ones
   // after it succeed again (-1: none fails).
   std::atomic<int> enqueuesBeforeOneFailure{-1};
+  // Pinned allocations and frees made on `watched` (a test's own thread).
+  std::atomic<std::thread::id> watched{};
+  std::atomic<int> pinnedAllocsWatched{0};
+  std::atomic<int> pinnedFreesWatched{0};
+  std::atomic<bool> ring{false};
 
   void reset() {
     classifies = 0;
@@ -35,6 +43,10 @@ class SpyRuntime : public weft::DeviceRuntime {
     allocsBeforeFailure = -1;
     failingStream = nullptr;
     enqueuesBeforeOneFailure = -1;
+    watched = std::thread::id();
+    pinnedAllocsWatched = 0;
+    pinnedFreesWatched = 0;
+    ring = false;
   }
   int pinnedLive() const { return pinnedAllocs.load() - pinnedFrees.load(); }
 
@@ -51,10 +63,12 @@ class SpyRuntime : public weft::DeviceRuntime {
     if (allocsBeforeFailure.load() > 0) --allocsBeforeFailure;
     weftResult_t r = fake().allocPinned(bytes, ptr);
     if (r == weftSuccess) ++pinnedAllocs;
+    if (r == weftSuccess && std::this_thread::get_id() == watched.load()) ++pinnedAllocsWatched;
     return r;
   }
   void freePinned(void* ptr) override {
     ++pinnedFrees;
+    if (std::this_thread::get_id() == watched.load()) ++pinnedFreesWatched;
     fake().freePinned(ptr);
   }
   weftResult_t beginEnqueue(int device, int* saved) override {
@@ -93,6 +107,36 @@ class SpyRuntime : public weft::DeviceRuntime {
     return weft::setError(weftUnhandledCudaError, "spy runtime: enqueue on this stream refused");
   }
   static weft::DeviceRuntime& fake() { return *weft::fake::runtime(); }
+
+ public:
+  // The GPU ring, forwarded to the fake's when `ring` is set.
+  std::string whyNoRing() override {
+    return ring.load() ? fake().whyNoRing() : "the spy runtime offers no ring unless asked";
+  }
+  std::string gpuName(int device) override { return fake().gpuName(device); }
+  weftResult_t currentDevice(int* device) override { return fake().currentDevice(device); }
+  weftResult_t prepareKernels(int device) override { return fake().prepareKernels(device); }
+  weftResult_t allocDevice(int device, size_t bytes, void** ptr,
+                           weft::GpuExport* exported) override {
+    return fake().allocDevice(device, bytes, ptr, exported);
+  }
+  void freeDevice(void* ptr) override { fake().freeDevice(ptr); }
+  weftResult_t openPeer(int device, const weft::GpuExport& peer, void** ptr) override {
+    return fake().openPeer(device, peer, ptr);
+  }
+  void closePeer(void* ptr) override { fake().closePeer(ptr); }
+  weftResult_t deviceAddress(const void* ptr, const void** out) override {
+    return fake().deviceAddress(ptr, out);
+  }
+  weft::NicAccess nicAccess(void* ptr, size_t bytes) override {
+    return fake().nicAccess(ptr, bytes);
+  }
+  bool gdrForced() override { return fake().gdrForced(); }
+  weftResult_t launchRing(weftDataType_t type, weftRedOp_t op, weft::dev::RingCall* call, int nctas,
+                          void* stream) override {
+    if (refuseThis(stream)) return refused();
+    return fake().launchRing(type, op, call, nctas, stream);
+  }
 };
 
 }  // namespace weft_test

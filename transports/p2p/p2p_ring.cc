@@ -6,10 +6,12 @@
 #include <cstring>
 #include <vector>
 
+#include "collectives/kernels/ring_call.h"
 #include "core/comm.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "device/device_runtime.h"
+#include "device/staging_pool.h"
 #include "transports/p2p/p2p_layout.h"
 #include "transports/p2p/p2p_ring.h"
 
@@ -94,6 +96,16 @@ void turnOff(weftComm* comm, const std::string& why) {
   comm->p2pRing.state = P2pRing::State::kOff;
   comm->p2pRing.offWhy = why;
   WEFT_INFO(COLL, "rank %d: collectives on a stream are host-staged: %s", comm->rank, why.c_str());
+}
+
+// Argument blocks of the ring calls (staging_pool.h's reserve): allocated
+// here, so that a call with no more than this many of its communicator's
+// calls in flight allocates no pinned memory while enqueuing.
+constexpr size_t kReservedCallBlocks = 8;  // 8 x 4 KiB
+
+weftResult_t reserveCallBlocks(weftComm* comm) {
+  if (!comm->streamStaging) comm->streamStaging.reset(new StagingPool(deviceRuntime()));
+  return comm->streamStaging->reserve(sizeof(dev::RingCall), kReservedCallBlocks);
 }
 
 // Pinned host FIFOs for a network edge (the proxy's side of it), zeroed.
@@ -313,6 +325,9 @@ weftResult_t setUp(weftComm* comm) {
   if (!buildEdges(comm, all, &failure)) {
     ready.ok = 0;
     copyText(ready.why, failure);
+  } else if (reserveCallBlocks(comm) != weftSuccess) {
+    ready.ok = 0;
+    copyText(ready.why, "pinned memory for its calls' arguments: " + lastError());
   } else {
     offerRingRdma(comm, &ring, &ready.rdma);
   }
