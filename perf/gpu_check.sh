@@ -122,6 +122,14 @@ echo "== all_reduce_perf on device buffers, 2 processes on one GPU (host-staged)
 step 40 "$LOGS/allreduce_perf.log" "$BUILD/tools/weft-run" -n 2 "$BUILD/perf/all_reduce_perf" \
   -b 8 -e 64M -f 8 -D 1
 tail -15 "$LOGS/allreduce_perf.log"
+echo "== the same on the GPU ring, through CUDA IPC between the 2 processes (WEFT_GPU_RING=shared;"
+echo "   their kernels take turns on the GPU without MPS, so this checks IPC and results, not speed)"
+echo "== WEFT_GPU_RING=shared" >>"$LOGS/allreduce_perf.log"
+WEFT_GPU_RING=shared WEFT_DEBUG=INFO WEFT_DEBUG_SUBSYS=COLL step 40 "$LOGS/allreduce_perf.log" \
+  "$BUILD/tools/weft-run" -n 2 "$BUILD/perf/all_reduce_perf" -b 8 -e 1M -f 8 -D 1 -n 5 -w 2
+sed -n '/^== WEFT_GPU_RING=shared/,$p' "$LOGS/allreduce_perf.log" | grep -E "GPU ring kernel|host-staged" \
+  | head -2
+sed -n '/^== WEFT_GPU_RING=shared/,$p' "$LOGS/allreduce_perf.log" | grep -vE "WEFT (INFO|TRACE)" | tail -12
 echo "== summary: unit rc=$unit_rc, stream (ring) rc=$ring_rc, stream (host-staged) rc=$staged_rc," \
   "total $(($(date +%s) - start)) s; logs in $LOGS"
 echo "   targets: reduce/memcpy >= 0.85 (kernel bandwidth), overlap efficiency >= 0.70"

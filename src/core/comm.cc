@@ -230,7 +230,12 @@ weftResult_t readCommConfig(CommConfig* cfg) {
   cfg->ibRegCacheBytes = static_cast<size_t>(v);
   cfg->ibRegPersist = configString("WEFT_IB_REG_PERSIST") == "1";
   WEFT_CHECK(readSwitch("WEFT_IB_RDMACM", &cfg->ibRdmacm));
-  WEFT_CHECK(readSwitch("WEFT_GPU_RING", &cfg->gpuRing));
+  const std::string gpuRing = configString("WEFT_GPU_RING");
+  if (gpuRing != "0" && gpuRing != "1" && gpuRing != "shared")
+    return setError(weftInvalidArgument, "WEFT_GPU_RING=%s: expected 0, 1 or shared",
+                    gpuRing.c_str());
+  cfg->gpuRing = gpuRing != "0";
+  cfg->gpuRingShared = gpuRing == "shared";
   const std::string maxCtas = "1 to " + std::to_string(kMaxP2pChannels);
   WEFT_CHECK(readSize("WEFT_MAX_CTAS", 1, kMaxP2pChannels, maxCtas.c_str(), &v));
   cfg->maxCtas = static_cast<int>(v);

@@ -63,7 +63,8 @@ struct CommConfig {
   size_t ibRegCacheBytes = 1ull << 30;  // WEFT_IB_REG_CACHE
   bool ibRegPersist = false;            // WEFT_IB_REG_PERSIST
   bool ibRdmacm = false;                // WEFT_IB_RDMACM
-  bool gpuRing = true;                  // WEFT_GPU_RING
+  bool gpuRing = true;                  // WEFT_GPU_RING (1 or shared)
+  bool gpuRingShared = false;           // WEFT_GPU_RING=shared: processes sharing a GPU too
   int maxCtas = 8;                      // WEFT_MAX_CTAS
 };
 

@@ -117,7 +117,9 @@ const std::vector<ConfigVar>& configVars() {
       {"WEFT_GPU_RING", "1",
        "1: allreduce, reduce-scatter, reduce (sum, prod, max, min), allgather and broadcast on a "
        "CUDA stream run weft's ring kernel (peer GPU memory within a node, a host proxy between "
-       "nodes); 0: stage through host memory."},
+       "nodes); 0: stage through host memory; shared: as 1, and also between processes that "
+       "share a GPU, whose kernels take turns on it unless MPS runs them together (for MPS, "
+       "and to test CUDA IPC on one GPU)."},
       {"WEFT_MAX_CTAS", "8",
        "Most thread blocks (CTAs) weft's ring kernel uses per call (1 to 32); the rest of the GPU "
        "stays free for compute kernels."},

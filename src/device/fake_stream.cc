@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -141,6 +142,13 @@ class FakeRuntime : public DeviceRuntime {
   // The ring: fake device memory shared through memfds, and the schedule run
   // by host threads (fake_kernel.cc) as one stream operation.
   std::string whyNoRing() override { return ""; }
+  // Test hook: WEFT_TEST_FAKE_GPU names this process's fake GPU. The same
+  // name in every process makes them share one GPU, as on a real one-GPU
+  // machine; unset, the fake GPU has no name and is shared with no one.
+  std::string gpuName(int) override {
+    const char* name = std::getenv("WEFT_TEST_FAKE_GPU");
+    return name != nullptr ? name : "";
+  }
   weftResult_t currentDevice(int* device) override {
     *device = 0;
     return weftSuccess;

@@ -197,7 +197,7 @@ TEST(ReadCommConfig, DefaultsAndBadValues) {
       {"WEFT_IB_RDMACM", "yes", "WEFT_IB_RDMACM=yes: expected 0 or 1"},
       {"WEFT_SOCKET_PER_DIRECTION", "lots",
        "WEFT_SOCKET_PER_DIRECTION=lots: expected 0 (off) or a size"},
-      {"WEFT_GPU_RING", "2", "WEFT_GPU_RING=2: expected 0 or 1"},
+      {"WEFT_GPU_RING", "2", "WEFT_GPU_RING=2: expected 0, 1 or shared"},
       {"WEFT_MAX_CTAS", "0", "WEFT_MAX_CTAS=0: expected 1 to"},
       {"WEFT_SPIN_US", "fast", "WEFT_SPIN_US=fast: expected auto or 0 to 1000000 (microseconds)"},
       {"WEFT_YIELD_US", "-5", "WEFT_YIELD_US=-5: expected 0 to 1000000 (microseconds)"},
@@ -230,6 +230,16 @@ TEST(ReadCommConfig, DefaultsAndBadValues) {
   EXPECT_FALSE(spin.spinAuto);
   EXPECT_EQ(spin.spinUs, 7);
   unsetenv("WEFT_SPIN_US");
+  EXPECT_TRUE(cfg.gpuRing);
+  EXPECT_FALSE(cfg.gpuRingShared);
+  for (const char* value : {"0", "1", "shared"}) {
+    setenv("WEFT_GPU_RING", value, 1);
+    weft::CommConfig ring;
+    ASSERT_EQ(weft::readCommConfig(&ring), weftSuccess) << weft::lastError();
+    EXPECT_EQ(ring.gpuRing, std::string(value) != "0") << value;
+    EXPECT_EQ(ring.gpuRingShared, std::string(value) == "shared") << value;
+  }
+  unsetenv("WEFT_GPU_RING");
 }
 
 }  // namespace

@@ -65,6 +65,8 @@ weftResult_t gather(weftComm* comm, const T& mine, std::vector<T>* all) {
 // Two ranks of different processes on one GPU: their kernels would take
 // turns on it (no two contexts run at once without MPS), each ring step
 // waiting a time slice. Ranks of one process share its context: fine.
+// WEFT_GPU_RING=shared skips this check: under MPS the kernels do run
+// together, and on one GPU it is how CUDA IPC between processes is tested.
 std::string sharedGpu(const std::vector<Vote>& votes, const std::vector<RankPlace>& places) {
   for (size_t j = 0; j < votes.size(); ++j)
     for (size_t k = j + 1; k < votes.size(); ++k)
@@ -302,7 +304,7 @@ weftResult_t setUp(weftComm* comm) {
       return weftSuccess;
     }
   }
-  const std::string shared = sharedGpu(votes, comm->places);
+  const std::string shared = comm->config.gpuRingShared ? "" : sharedGpu(votes, comm->places);
   if (!shared.empty()) {
     turnOff(comm, shared);
     return weftSuccess;
