@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Names the frames of the thread stacks that tests/gpu/thread_stacks.h wrote
 # into a log (perf/gpu_check.sh sends SIGUSR1 when a step reaches its time
-# cap): the first dump, and for each thread its frames in weft's own binaries as function names
+# cap): the last dump, and for each thread its frames in weft's own binaries as function names
 # (addr2line, from the -g build gpu_check.sh makes) and, before them, the
 # innermost frame of a system library, which is the call the thread waits in.
 #   perf/name_stacks.sh LOG
@@ -10,6 +10,9 @@ log=$1
 grep -q "^== stack of thread" "$log" || exit 0
 command -v addr2line >/dev/null || { echo "   (no addr2line here: raw stacks in $log)"; exit 0; }
 echo "-- thread stacks at the stop, innermost first (raw in $log):"
+# A log may hold several runs (gpu_check.sh appends some): the last dump is
+# this stop's.
+first=$(grep -n "^== SIGUSR1" "$log" | tail -1 | cut -d: -f1)
 shown_lib=0
 frame=0
 while IFS= read -r line; do
@@ -49,4 +52,4 @@ while IFS= read -r line; do
   fi
   [ "$name" = "??" ] && name="${bin##*/}($inner)"
   echo "      ${name:0:160}"
-done <"$log"
+done < <(tail -n +"${first:-1}" "$log")

@@ -75,10 +75,14 @@ inline void* watch(void*) {
       const long tid = std::strtol(e->d_name, nullptr, 10);
       if (tid <= 0 || tid == self) continue;
       syscall(SYS_tgkill, static_cast<long>(getpid()), tid, SIGUSR2);
-      usleep(100 * 1000);  // one thread's lines at a time
+      usleep(20 * 1000);  // one thread's lines at a time
     }
     closedir(dir);
     writeText("== end of stacks\n", 17);
+    // timeout(1) signals the process and then its group: one dump is enough.
+    timespec none = {0, 0};
+    while (sigtimedwait(&set, nullptr, &none) > 0) {
+    }
   }
   return nullptr;
 }

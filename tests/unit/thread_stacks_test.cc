@@ -33,7 +33,7 @@ int countOf(const std::string& text, const std::string& what) {
     cv.wait(lock, [&] { return go; });
   });
   kill(getpid(), SIGUSR1);
-  // The watcher visits each thread 100 ms apart; the dump interrupts sleeps.
+  // The watcher visits each thread 20 ms apart; the dump interrupts sleeps.
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
   while (std::chrono::steady_clock::now() < until) usleep(10 * 1000);
   {
