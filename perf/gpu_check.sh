@@ -89,7 +89,7 @@ unit_rc=$?
 gtest_summary "$LOGS/gpu_tests.log"
 
 echo "== weft.h on a stream, 2 ranks of one process on one GPU (the GPU ring where it applies)"
-WEFT_DEBUG=WARN step 60 "$LOGS/stream_ring.log" "$BUILD/tests/gpu/weft_gpu_stream_tests"
+WEFT_DEBUG=WARN step 45 "$LOGS/stream_ring.log" "$BUILD/tests/gpu/weft_gpu_stream_tests"
 ring_rc=$?
 gtest_summary "$LOGS/stream_ring.log" 60
 if [ "$ring_rc" -eq 124 ]; then
@@ -98,7 +98,7 @@ if [ "$ring_rc" -eq 124 ]; then
   echo "== the same with CUDA_MODULE_LOADING=EAGER (the ring's run stopped)"
   # (Into the same log, after a marker: the device tool returns few files.)
   echo "== CUDA_MODULE_LOADING=EAGER" >"$LOGS/stream_eager.tmp"
-  CUDA_MODULE_LOADING=EAGER WEFT_DEBUG=WARN step 40 "$LOGS/stream_eager.tmp" \
+  CUDA_MODULE_LOADING=EAGER WEFT_DEBUG=WARN step 30 "$LOGS/stream_eager.tmp" \
     "$BUILD/tests/gpu/weft_gpu_stream_tests"
   gtest_summary "$LOGS/stream_eager.tmp" 20
   cat "$LOGS/stream_eager.tmp" >>"$LOGS/stream_ring.log" && rm -f "$LOGS/stream_eager.tmp"
@@ -110,14 +110,6 @@ WEFT_GPU_RING=0 WEFT_DEBUG=WARN step 40 "$LOGS/stream_staged.log" \
 staged_rc=$?
 gtest_summary "$LOGS/stream_staged.log" 40
 
-echo "== GEMM beside allreduce on the GPU ring (2 and 4 ranks of one process)"
-if [ -x "$BUILD/perf/gpu_overlap_perf" ]; then
-  # GEMMs per loop sized to the allreduces' time (the third argument, 0).
-  step 30 "$LOGS/overlap.log" "$BUILD/perf/gpu_overlap_perf" 64M 8192 0 10 2
-  step 30 "$LOGS/overlap.log" "$BUILD/perf/gpu_overlap_perf" 64M 8192 0 10 4
-  WEFT_MAX_CTAS=2 step 20 "$LOGS/overlap.log" "$BUILD/perf/gpu_overlap_perf" 64M 8192 0 10 2
-  cat "$LOGS/overlap.log"
-fi
 # Rows of all_reduce_perf in LOG since its last "== " marker, and how many
 # found wrong elements (out of place or in place).
 perf_verdict() {
@@ -131,10 +123,18 @@ echo "== every type and op" >>"$LOGS/allreduce_perf.log"
 step 40 "$LOGS/allreduce_perf.log" "$BUILD/tools/weft-run" -n 2 "$BUILD/perf/all_reduce_perf" \
   -b 8 -e 1M -f 32 -d all -o all -n 2 -w 1 -D 1
 perf_verdict "$LOGS/allreduce_perf.log"
-echo "== the same, float sum, 8 B-64 MiB (busbw)"
+echo "== GEMM beside allreduce on the GPU ring (2 and 4 ranks of one process)"
+if [ -x "$BUILD/perf/gpu_overlap_perf" ]; then
+  # GEMMs per loop sized to the allreduces' time (the third argument, 0).
+  step 30 "$LOGS/overlap.log" "$BUILD/perf/gpu_overlap_perf" 64M 8192 0 10 2
+  step 30 "$LOGS/overlap.log" "$BUILD/perf/gpu_overlap_perf" 64M 8192 0 10 4
+  WEFT_MAX_CTAS=2 step 20 "$LOGS/overlap.log" "$BUILD/perf/gpu_overlap_perf" 64M 8192 0 10 2
+  cat "$LOGS/overlap.log"
+fi
+echo "== all_reduce_perf -D 1, 2 processes on one GPU (host-staged), float sum, 4 B-64 MiB (busbw)"
 echo "== float sum" >>"$LOGS/allreduce_perf.log"
 step 30 "$LOGS/allreduce_perf.log" "$BUILD/tools/weft-run" -n 2 "$BUILD/perf/all_reduce_perf" \
-  -b 8 -e 64M -f 8 -D 1
+  -b 4 -e 64M -f 16 -D 1
 grep -A45 "^== float sum" "$LOGS/allreduce_perf.log" | grep -E "^ +[0-9]+ |Avg bus" | tail -10
 perf_verdict "$LOGS/allreduce_perf.log"
 echo "== every type and op again on the GPU ring, through CUDA IPC between the 2 processes"
