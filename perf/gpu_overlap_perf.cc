@@ -59,10 +59,10 @@ int main(int argc, char** argv) {
   }
   const size_t bytes = argc > 1 ? gpu_test::parseBytes(argv[1]) : size_t{64} << 20;
   const int n = argc > 2 ? std::atoi(argv[2]) : 8192;
-  int gemms = argc > 3 ? std::atoi(argv[3]) : 0;
+  const int gemmsArg = argc > 3 ? std::atoi(argv[3]) : 0;
   const int allreduces = argc > 4 ? std::atoi(argv[4]) : 10;
   const int ranks = argc > 5 ? std::atoi(argv[5]) : 2;
-  if (n < 1 || gemms < 0 || allreduces < 1 || ranks < 2 || bytes < sizeof(float))
+  if (n < 1 || gemmsArg < 0 || allreduces < 1 || ranks < 2 || bytes < sizeof(float))
     die("usage: gpu_overlap_perf [bytes] [gemm n] [gemms, 0: auto] [allreduces] [ranks >= 2]");
   // CUDA is loaded and the GPU selected before the communicators exist, so
   // that they set up the GPU ring (as an NCCL communicator needs its device).
@@ -98,9 +98,9 @@ int main(int argc, char** argv) {
   cudaOk(cudaMemset(b, 0, elems * sizeof(__half)), "cudaMemset");
   const float one = 1.0f, zero = 0.0f;
 
-  int loopGemms = gemms > 0 ? gemms : 1;  // the warm-up runs one when sizing
+  int gemms = gemmsArg > 0 ? gemmsArg : 1;  // sized below when 0: the warm-up runs one
   auto gemmLoop = [&]() {
-    for (int i = 0; i < loopGemms; ++i)
+    for (int i = 0; i < gemms; ++i)
       if (cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, CUDA_R_16F, n, b,
                        CUDA_R_16F, n, &zero, c, CUDA_R_16F, n, CUBLAS_COMPUTE_32F,
                        CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS)
@@ -119,10 +119,9 @@ int main(int argc, char** argv) {
   timed(gemmLoop);  // warm-up: cuBLAS heuristics, the ring's first calls
   std::printf("# warm-up: allreduces\n");
   const double warmComm = timed(commLoop);
-  if (gemms == 0) {  // as many GEMMs as take about as long as the allreduces
+  if (gemmsArg == 0) {  // as many GEMMs as take about as long as the allreduces
     const double one = timed(gemmLoop);
     gemms = static_cast<int>(std::min(2000.0, std::max(1.0, warmComm / one + 0.5)));
-    loopGemms = gemms;
     std::printf("# sized: one GEMM %.3f ms, allreduces %.3f ms: %d GEMMs per loop\n", one * 1e3,
                 warmComm * 1e3, gemms);
   }

@@ -41,17 +41,18 @@ void StagingPool::unhold(StagingBlock* block) {
 weftResult_t StagingPool::acquire(size_t bytes, StagingBlock** block, bool hold) {
   std::lock_guard<std::mutex> lock(mu_);
   StagingBlock* best = nullptr;
-  size_t idleSmall = 0;
+  size_t idleSmall = 0, grown = 0;  // grown: blocks not from reserve
   for (StagingBlock* b : blocks_) {
+    if (!b->reserved) ++grown;
     if (!isFree(b)) continue;
     if (b->capacity < bytes) {
-      ++idleSmall;
+      if (!b->reserved) ++idleSmall;
       continue;
     }
     if (best == nullptr || b->capacity < best->capacity) best = b;
   }
   if (best == nullptr) {
-    if (idleSmall > 0 && blocks_.size() >= kMaxIdleBlocks) {
+    if (idleSmall > 0 && grown >= kMaxIdleBlocks) {
       // Sizes grew: drop the idle blocks that can no longer serve. The
       // reaper frees them, not this thread: cudaFreeHost synchronises the
       // device, and the caller may be about to enqueue the call that a GPU
@@ -60,7 +61,7 @@ weftResult_t StagingPool::acquire(size_t bytes, StagingBlock** block, bool hold)
       // WEFT_TIMEOUT failed the kernel.
       std::vector<StagingBlock*> keep;
       for (StagingBlock* b : blocks_) {
-        if (isFree(b) && b->capacity < bytes) {
+        if (isFree(b) && b->capacity < bytes && !b->reserved) {
           reapWhenFreed(rt_, b->mem, b->freed, b->gen);  // already reached: freed at its next look
           delete b;
         } else {
@@ -85,6 +86,7 @@ weftResult_t StagingPool::reserve(size_t bytes, size_t count) {
     // Exactly the size asked (in whole lines): these serve small argument
     // blocks, not the data of staged calls, which take kMinCapacity and up.
     WEFT_CHECK(grow((bytes + kLine - 1) / kLine * kLine, &b, false));  // gen 0, "freed" 0: free
+    b->reserved = true;
   }
   return weftSuccess;
 }

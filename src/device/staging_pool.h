@@ -39,6 +39,7 @@ struct StagingBlock {
   uint32_t* freed = nullptr;
   int* abort = nullptr;
   std::atomic<bool> held{false};  // see above: set by acquire(.., hold), cleared by unhold
+  bool reserved = false;          // made by reserve: kept until shutdown, never dropped
   char* data = nullptr;
   size_t capacity = 0;
   uint32_t gen = 0;  // the current (or last) use
@@ -55,7 +56,8 @@ class StagingPool {
   // `hold`: held until unhold.
   weftResult_t acquire(size_t bytes, StagingBlock** block, bool hold = false);
   // Allocates `count` free blocks of at least `bytes` now (at communicator
-  // setup), so that calls up to that many in flight allocate nothing: the
+  // setup), kept until shutdown, so that calls up to that many in flight
+  // allocate nothing: the
   // CUDA programming guide counts a page-locked allocation among the
   // operations that order device work issued before it against work issued
   // after it, which, between two ranks' GPU ring launches, could keep the

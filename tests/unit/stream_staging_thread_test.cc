@@ -88,6 +88,24 @@ TEST_F(StreamStagingThread, RingCallsAllocateNothingWhileEnqueuing) {
       << "a ring call allocated pinned memory on the enqueuing thread";
 }
 
+// Staged calls (avg stages) of growing sizes between ring calls: the pool
+// drops idle smaller blocks, but never the ring's reserved ones, so the ring
+// calls after them still allocate nothing on the caller's thread.
+TEST_F(StreamStagingThread, StagedCallsLeaveTheRingReserveAlone) {
+  initRanks(true);
+  for (size_t count = 16 << 10; count <= kCount; count *= 2)
+    for (int r = 0; r < kRanks; ++r)
+      ASSERT_EQ(
+          weftAllReduce(bufs_[r], bufs_[r], count, weftFloat, weftAvg, comms_[r], streams_[r]),
+          weftSuccess)
+          << weftGetLastError(nullptr);
+  allReduces(0, 0);  // drain
+  spy_->watched = std::this_thread::get_id();
+  allReduces(8, 4096);
+  EXPECT_EQ(spy_->pinnedAllocsWatched.load(), 0)
+      << "the ring's reserved blocks were dropped by staged calls";
+}
+
 // Staged calls of growing sizes make the pool drop its idle smaller blocks:
 // the reaper frees them; the enqueuing thread frees nothing.
 TEST_F(StreamStagingThread, DroppedBlocksAreFreedByTheReaper) {
