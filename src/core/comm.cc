@@ -87,9 +87,13 @@ CommCall::CommCall(weftComm* comm, const char* fn, bool exclusive)
 CommCall::~CommCall() {
   if (comm_ == nullptr) return;
   if (exclusive_) {
-    // No registryMu here: only this thread (holding callerMu) touches
-    // callerDepth, and a destroy that still sees callerFn set while we leave is
-    // refused, which is right for a destroy racing the end of a call.
+    // Under registryMu, as the constructor sets callerFn: a thread refused
+    // because callerMu is held then always finds callerFn naming the call
+    // inside. (Cleared outside it, a call arriving between the clear and the
+    // unlock was refused with "inside a call", and a caller retrying on
+    // "inside weftAllReduce" took that for another error: the mp overlap
+    // check waited 60 s once on CI.) Only this thread touches callerDepth.
+    std::lock_guard<std::mutex> lock(registryMu);
     if (--comm_->callerDepth == 0) comm_->callerFn.store(nullptr);
     comm_->callerMu.unlock();
   }

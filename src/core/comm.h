@@ -124,7 +124,8 @@ struct weftComm {
   // on; recursive because a group end takes each communicator again.
   // callerDepth is touched only by the thread holding callerMu. callerFn is
   // set under registryMu as well, so that destroy's check of it and a call
-  // entering exclude each other; the owner clears it before releasing callerMu.
+  // entering exclude each other; the owner clears it and releases callerMu in
+  // one registryMu section, so a refused caller always finds it set.
   std::recursive_mutex callerMu;
   std::atomic<const char*> callerFn{nullptr};  // nullptr: no call owns it
   int callerDepth = 0;

@@ -27,6 +27,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "device/device_runtime.h"
+#include "device/loaded_library_watch.h"
 
 namespace weft {
 
@@ -78,16 +79,26 @@ struct HostFlagWrite {
 
 // dl_iterate_phdr callbacks: the loader's count of objects ever loaded (from
 // the first object, then stop), or whether libcuda is among the loaded ones.
-int loadCount(dl_phdr_info* info, size_t, void* arg) {
+int loadCountOf(dl_phdr_info* info, size_t, void* arg) {
   *static_cast<unsigned long long*>(arg) = info->dlpi_adds;
   return 1;
 }
-int findLibcuda(dl_phdr_info* info, size_t, void* arg) {
+unsigned long long loadCount() {
+  unsigned long long adds = 0;
+  dl_iterate_phdr(loadCountOf, &adds);
+  return adds;
+}
+int isLibcuda(dl_phdr_info* info, size_t, void* arg) {
   if (info->dlpi_name != nullptr && std::strstr(info->dlpi_name, "libcuda.so") != nullptr) {
     *static_cast<bool*>(arg) = true;
     return 1;
   }
   return 0;
+}
+bool libcudaLoaded() {
+  bool found = false;
+  dl_iterate_phdr(isLibcuda, &found);
+  return found;
 }
 
 void CUDART_CB writeFlagOnHost(void* arg) {
@@ -121,15 +132,7 @@ class CudaRuntime : public DeviceRuntime {
     // is not loaded, each host call pays one loader lookup (about 30 ns: the
     // count of objects loaded so far), and a scan only when that count moved.
     // (dlopen with RTLD_NOLOAD costs tens of microseconds: it opens the file.)
-    if (driverLoaded_.load(std::memory_order_relaxed)) return true;
-    unsigned long long adds = 0;
-    dl_iterate_phdr(loadCount, &adds);
-    if (adds == scannedAdds_.load(std::memory_order_relaxed)) return false;
-    bool found = false;
-    dl_iterate_phdr(findLibcuda, &found);
-    scannedAdds_.store(adds, std::memory_order_relaxed);
-    if (found) driverLoaded_.store(true, std::memory_order_relaxed);
-    return found;
+    return driverWatch_.loaded();
   }
 
   weftResult_t classify(const void* ptr, PointerInfo* info) override {
@@ -421,7 +424,7 @@ class CudaRuntime : public DeviceRuntime {
       waitValue_ = reinterpret_cast<StreamValue32Fn>(driverEntryPoint("cuStreamWaitValue32"));
       if (getAttributes_ == nullptr)
         why_ = "the CUDA driver has no cuPointerGetAttributes entry point";
-      driverLoaded_.store(true, std::memory_order_relaxed);
+      driverWatch_.markLoaded();
     });
   }
 
@@ -435,8 +438,7 @@ class CudaRuntime : public DeviceRuntime {
 
   std::once_flag once_;
   std::string why_;
-  std::atomic<bool> driverLoaded_{false};
-  std::atomic<unsigned long long> scannedAdds_{0};
+  LoadedLibraryWatch driverWatch_{loadCount, libcudaLoaded};
   std::atomic<bool> memOps_{true};
   PointerGetAttributesFn getAttributes_ = nullptr;
   StreamValue32Fn writeValue_ = nullptr;

@@ -19,10 +19,12 @@
 #include <weft/weft.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "core/comm.h"
 #include "gpu_harness.h"
 #include "mp/mp_values.h"
 
@@ -35,7 +37,23 @@ class GpuStream : public ::testing::Test {
   void SetUp() override {
     const std::string why = gpu_test::whyNoGpu();
     if (!why.empty()) GTEST_SKIP() << "SKIPPED: " << why;
+    // The GPU first, as an application selects it before creating its
+    // communicators: weft does not load CUDA for a process that has not
+    // (whyNoRing), so without this every call was host-staged and the GPU
+    // ring's run of these tests did not run the ring.
+    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+    ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
     ASSERT_EQ(weftCommInitAll(comms_, kRanks, nullptr), weftSuccess) << weftGetLastError(nullptr);
+    const char* ring = std::getenv("WEFT_GPU_RING");
+    const bool wantRing = ring == nullptr || std::string(ring) != "0";
+    for (weftComm_t c : comms_) {
+      if (wantRing) {
+        ASSERT_EQ(c->p2pRing.state, weft::P2pRing::State::kOn)
+            << "2 ranks of one process on one GPU must get the GPU ring: " << c->p2pRing.offWhy;
+      } else {
+        ASSERT_NE(c->p2pRing.state, weft::P2pRing::State::kOn) << "WEFT_GPU_RING=0 must stage";
+      }
+    }
     for (auto& s : streams_)
       ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "collectives/reduce.h"
@@ -30,7 +31,7 @@ T get(const void* src, size_t k) {
 }
 
 // Writes the exact integer v (or, for avg, v / nranks) as element k of dst.
-void putValue(weftDataType_t dt, void* dst, size_t k, int64_t v, int divisor) {
+[[gnu::noinline]] void putValue(weftDataType_t dt, void* dst, size_t k, int64_t v, int divisor) {
   const double q = static_cast<double>(v) / divisor;
   const float qf = static_cast<float>(v) / static_cast<float>(divisor);
   const int64_t qi = v / divisor;  // truncates toward zero, as integer avg does
@@ -68,6 +69,51 @@ void putValue(weftDataType_t dt, void* dst, size_t k, int64_t v, int divisor) {
     default:
       break;
   }
+}
+
+// Element k of p as a double (every value written here is exact in it).
+double elemValue(weftDataType_t dt, const void* p, size_t k) {
+  switch (dt) {
+    case weftInt8:
+      return get<int8_t>(p, k);
+    case weftUint8:
+      return get<uint8_t>(p, k);
+    case weftInt32:
+      return get<int32_t>(p, k);
+    case weftUint32:
+      return get<uint32_t>(p, k);
+    case weftInt64:
+      return static_cast<double>(get<int64_t>(p, k));
+    case weftUint64:
+      return static_cast<double>(get<uint64_t>(p, k));
+    case weftFloat32:
+      return get<float>(p, k);
+    case weftFloat64:
+      return get<double>(p, k);
+    case weftFloat16:
+      return halfBitsToFloat(get<uint16_t>(p, k));
+    case weftBfloat16: {
+      const uint32_t x = static_cast<uint32_t>(get<uint16_t>(p, k)) << 16;
+      float f;
+      std::memcpy(&f, &x, sizeof(f));
+      return f;
+    }
+    default:
+      return NAN;
+  }
+}
+
+// Stops the test when element k of dst does not read back as v: the inputs
+// are small integers, exact in every type, so only a broken build gets here.
+void checkWritten(weftDataType_t dt, const void* dst, size_t k, int64_t v) {
+  const double got = elemValue(dt, dst, k);
+  if (got == static_cast<double>(v)) return;
+  std::fprintf(stderr,
+               "mp::fillReduceInput: element %zu of a %s input reads back as %g, not %lld: this "
+               "build of tests/mp/mp_values.cc writes wrong inputs (a compiler fault), so no "
+               "result can be checked\n",
+               k, dtName(dt), got, static_cast<long long>(v));
+  std::abort();
 }
 
 std::string showElem(weftDataType_t dt, const void* p, size_t k) {
@@ -174,7 +220,15 @@ uint16_t floatToBf16Bits(float f) {
   return static_cast<uint16_t>(x >> 16);
 }
 
-int64_t reduceInputValue(weftDataType_t dt, weftRedOp_t op, int r, size_t i) {
+// Not inlined (nor is putValue): GCC 13.3 at -O3 (Ubuntu 24.04), inlining it
+// into fillReduceInput's loop, dropped the int8 store there (the loop's jump
+// table sent weftInt8 to the switch's "write nothing" arm; the test after
+// isUnsigned seems to mislead its value ranges), so every int8 input stayed 0
+// and every int8 reduction looked wrong on the GPU machine. -O2, GCC 12 and
+// Clang were right; with both functions out of line GCC 13.3 is too.
+// fillReduceInput reads each element back (checkWritten), so a build that
+// still writes wrong inputs stops with that sentence instead.
+[[gnu::noinline]] int64_t reduceInputValue(weftDataType_t dt, weftRedOp_t op, int r, size_t i) {
   if (!isUnsigned(dt)) return reduceInput<int64_t>(op, r, i);
   // Non-negative variants: sums and products of 5 ranks still fit uint8.
   const size_t ur = static_cast<size_t>(r);
@@ -194,8 +248,11 @@ int64_t reduceInputValue(weftDataType_t dt, weftRedOp_t op, int r, size_t i) {
 void fillReduceInput(weftDataType_t dt, weftRedOp_t op, int r, size_t first, size_t count,
                      void* dst) {
   const size_t direct = std::min(count, periodOf(op));
-  for (size_t k = 0; k < direct; ++k)
-    putValue(dt, dst, k, reduceInputValue(dt, op, r, first + k), 1);
+  for (size_t k = 0; k < direct; ++k) {
+    const int64_t v = reduceInputValue(dt, op, r, first + k);
+    putValue(dt, dst, k, v, 1);
+    checkWritten(dt, dst, k, v);
+  }
   tile(dst, direct * dtSize(dt), count * dtSize(dt));
 }
 
