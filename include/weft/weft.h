@@ -118,8 +118,10 @@ weftResult_t weftUniqueIdFromString(const char* str, weftUniqueId* uniqueId);
 
 /* Collective over nranks ranks that share uniqueId. */
 weftResult_t weftCommInitRank(weftComm_t* comm, int nranks, weftUniqueId commId, int rank);
-/* ndev ranks in this process, one thread each; devlist is reserved for the
- * CUDA build (pass NULL). comms must hold ndev entries. */
+/* ndev ranks in this process, one thread each; comms must hold ndev entries.
+ * devlist NULL: every rank on the caller's current CUDA device, if the process
+ * uses CUDA (so several ranks may share one GPU); else rank i on devlist[i], as
+ * in NCCL (CUDA builds only). */
 weftResult_t weftCommInitAll(weftComm_t* comms, int ndev, const int* devlist);
 /* Rank, size and rendezvous from the environment, as set by weft-run
  * (WEFT_UNIQUE_ID, WEFT_RANK, WEFT_WORLD_SIZE), by WEFT_ROOT_ADDR with

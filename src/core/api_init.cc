@@ -18,6 +18,7 @@
 #include "core/launch_env.h"
 #include "core/log.h"
 #include "core/tune_init.h"
+#include "device/device_runtime.h"
 
 using namespace weft;
 
@@ -261,14 +262,54 @@ extern "C" weftResult_t weftCommInitRank(weftComm_t* comm, int nranks, weftUniqu
   return weftSuccess;
 }
 
+namespace {
+
+// The CUDA device each rank's thread of weftCommInitAll selects before its
+// init, which picks the GPU its ring runs on (-1: leave the thread as it is).
+// A new thread starts on device 0, not on the caller's device: without this a
+// caller on device 3 got every rank's ring on device 0. devlist NULL: the
+// caller's current device for every rank, if the process has loaded CUDA
+// (weft does not load it for a process that has not). Each listed device is
+// selected once here, so a bad ordinal fails before any rank waits for it.
+weftResult_t initAllDevices(int ndev, const int* devlist, std::vector<int>* devices) {
+  DeviceRuntime* rt = deviceRuntime();
+  devices->assign(static_cast<size_t>(ndev), -1);
+  if (devlist == nullptr) {
+    int current = -1;
+    if (rt->mayHaveDeviceMemory() && rt->whyUnusable().empty() &&
+        rt->currentDevice(&current) == weftSuccess)
+      devices->assign(static_cast<size_t>(ndev), current);
+    clearError();  // no device to propagate is no failure: the ranks stage
+    return weftSuccess;
+  }
+  const std::string why = rt->whyUnusable();
+  if (!why.empty())
+    return setError(weftInvalidArgument,
+                    "weftCommInitAll: devlist is set but no CUDA device is usable (%s); pass NULL",
+                    why.c_str());
+  for (int i = 0; i < ndev; ++i) {
+    if (devlist[i] < 0)
+      return setError(weftInvalidArgument, "weftCommInitAll: devlist[%d]=%d is not a device", i,
+                      devlist[i]);
+    int saved = -1;
+    if (rt->beginEnqueue(devlist[i], &saved) != weftSuccess)
+      return setError(weftInvalidArgument, "weftCommInitAll: devlist[%d]=%d: %s", i, devlist[i],
+                      lastError().c_str());
+    rt->endEnqueue(saved);
+    (*devices)[static_cast<size_t>(i)] = devlist[i];
+  }
+  return weftSuccess;
+}
+
+}  // namespace
+
 extern "C" weftResult_t weftCommInitAll(weftComm_t* comms, int ndev, const int* devlist) {
   clearError();
   if (comms == nullptr) return setError(weftInvalidArgument, "weftCommInitAll: comms is NULL");
   if (ndev < 1)
     return setError(weftInvalidArgument, "weftCommInitAll: ndev=%d must be at least 1", ndev);
-  if (devlist != nullptr)
-    return setError(weftInvalidArgument,
-                    "weftCommInitAll: devlist must be NULL in a build without CUDA");
+  std::vector<int> devices;
+  WEFT_CHECK(initAllDevices(ndev, devlist, &devices));
   // ndev ranks' sockets and the root's, all in this process; raised once here
   // because the ranks' own checks would each count the others' as room.
   CommConfig config;
@@ -285,6 +326,12 @@ extern "C" weftResult_t weftCommInitAll(weftComm_t* comms, int ndev, const int* 
   std::vector<std::thread> threads;
   for (int i = 0; i < ndev; ++i) {
     threads.emplace_back([&, i] {
+      int saved = -1;  // the thread ends with its rank's device selected
+      if (devices[i] >= 0 && deviceRuntime()->beginEnqueue(devices[i], &saved) != weftSuccess) {
+        results[i] = weftUnhandledCudaError;
+        errors[i] = "selecting device " + std::to_string(devices[i]) + ": " + lastError();
+        return;
+      }
       results[i] = weftCommInitRank(&comms[i], ndev, id, i);
       if (results[i] != weftSuccess) errors[i] = lastError();
     });

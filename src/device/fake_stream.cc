@@ -27,6 +27,8 @@ namespace {
 
 std::atomic<bool> peerAccessRefused{false};  // refusePeerAccess
 std::atomic<bool> gdrAllowed{false};         // allowGdr
+constexpr int kFakeDevices = 8;
+thread_local int currentFakeDevice = 0;  // this thread's "cudaSetDevice"
 
 class Stream {
  public:
@@ -111,11 +113,21 @@ class FakeRuntime : public DeviceRuntime {
     return weftSuccess;
   }
   void freePinned(void* ptr) override { memFree(ptr); }
-  weftResult_t beginEnqueue(int, int* saved) override {
+  // A current device per thread, as CUDA keeps it (0 in a new thread), on
+  // kFakeDevices fake GPUs; beginEnqueue selects it like cudaSetDevice.
+  weftResult_t beginEnqueue(int device, int* saved) override {
     *saved = -1;
+    if (device < 0 || device == currentFakeDevice) return weftSuccess;
+    if (device >= kFakeDevices)
+      return setError(weftUnhandledCudaError, "cudaSetDevice(%d) failed: invalid device ordinal",
+                      device);
+    *saved = currentFakeDevice;
+    currentFakeDevice = device;
     return weftSuccess;
   }
-  void endEnqueue(int) override {}
+  void endEnqueue(int saved) override {
+    if (saved >= 0) currentFakeDevice = saved;
+  }
   weftResult_t copyAsync(void* dst, const void* src, size_t bytes, void* stream) override {
     asStream(stream)->enqueue([dst, src, bytes] {
       if (bytes > 0) std::memcpy(accessible(dst, bytes), accessible(src, bytes), bytes);
@@ -150,7 +162,7 @@ class FakeRuntime : public DeviceRuntime {
     return name != nullptr ? name : "";
   }
   weftResult_t currentDevice(int* device) override {
-    *device = 0;
+    *device = currentFakeDevice;
     return weftSuccess;
   }
   weftResult_t allocDevice(int device, size_t bytes, void** ptr, GpuExport* exported) override {
