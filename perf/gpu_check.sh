@@ -141,6 +141,7 @@ if [ -x "$BUILD/perf/gpu_overlap_perf" ]; then
   overlap 30 2
   overlap 30 4
   WEFT_MAX_CTAS=2 overlap 20 2
+  WEFT_MAX_CTAS=2 overlap 20 4  # fewer CTAs leave more of the GPU to the GEMMs
 fi
 echo "== all_reduce_perf -D 1, 2 processes on one GPU (host-staged), float sum, 4 B-64 MiB (busbw)"
 echo "== float sum" >>"$LOGS/allreduce_perf.log"
