@@ -132,10 +132,11 @@ if [ -x "$BUILD/perf/gpu_overlap_perf" ]; then
     echo "== $1 s cap, $2 ranks${WEFT_MAX_CTAS:+, WEFT_MAX_CTAS=$WEFT_MAX_CTAS}" >>"$LOGS/overlap.log"
     WEFT_DEBUG=INFO WEFT_DEBUG_SUBSYS=COLL step "$1" "$LOGS/overlap.log" \
       "$BUILD/perf/gpu_overlap_perf" 64M 8192 0 10 "$2"
-    sed -n '/^== /h; /^== /!H; ${x; p}' "$LOGS/overlap.log" | grep -v "WEFT INFO"
-    local ring staged
-    ring=$(sed -n '/^== /h; /^== /!H; ${x; p}' "$LOGS/overlap.log" | grep -c "GPU ring kernel")
-    staged=$(sed -n '/^== /h; /^== /!H; ${x; p}' "$LOGS/overlap.log" | grep "host-staged" | head -1)
+    local run ring staged  # this run: the log from its "== " line on
+    run=$(sed -n '/^== /h; /^== /!H; ${x; p}' "$LOGS/overlap.log")
+    grep -v "WEFT INFO" <<<"$run"
+    ring=$(grep -c "GPU ring kernel" <<<"$run")
+    staged=$(grep -m1 "host-staged" <<<"$run")
     echo "   path: $ring of $2 ranks on the GPU ring${staged:+; ${staged#*COLL }}"
   }
   overlap 30 2
