@@ -5,8 +5,8 @@
 // IPC), or in pinned host memory that the host proxy serves. Instantiated per
 // kind, so that no kernel carries the registers of another kind's schedule:
 // the reducing kinds for every datatype with sum, prod, max and min (120),
-// the copying ones per element size (8). nvcc takes about 57 s for this file
-// on a 2-core CI machine (sm_80, sm_90 and PTX).
+// the copying ones per element size (8). nvcc takes 57-97 s for this file
+// on a 2-core CI machine (sm_80, sm_90 and PTX; the longer beside another job).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>

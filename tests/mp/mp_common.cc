@@ -2,6 +2,8 @@
 #include "mp_common.h"
 
 #include <atomic>
+#include <mutex>
+#include <vector>
 
 namespace mp {
 namespace {
@@ -9,6 +11,80 @@ namespace {
 HostAlloc gHostAlloc = HostAlloc::kNone;
 int gRank = 0;
 std::atomic<size_t> gAllocations{0};  // the mixed mode's alternation (split tests: threads)
+
+// weftHostAlloc buffers are recycled. The tests allocate and free buffers case
+// after case, and weftHostAlloc touches every page of a new buffer (6-14 us a
+// page on these VMs: docs/performance.md), which made the host-alloc runs 4-5
+// times slower than the same runs on private memory. A freed buffer is kept and
+// handed out again for the same size, at most kUsesPerBuffer times in all, then
+// really freed: peers still meet new allocations, freed ones (unmapped at their
+// next large call) and more than 32 of a rank (their mapping cache's LRU
+// eviction), only less often. Threads allocate too (the split tests).
+constexpr int kUsesPerBuffer = 4;
+constexpr size_t kKeptBuffers = 16;
+struct KeptBuffer {
+  void* base;
+  size_t total;
+  int uses;  // times handed out so far
+};
+std::mutex gKeptMu;
+std::vector<KeptBuffer> gKept;  // freed buffers, oldest first
+std::vector<KeptBuffer> gLive;  // buffers handed out, with their use counts
+
+void hostFreeOrExit(void* base) {
+  if (weftHostFree(base) != weftSuccess) {
+    std::fprintf(stderr, "weftHostFree: %s\n", weftGetLastError(nullptr));
+    std::exit(2);
+  }
+}
+
+void* hostAllocate(size_t total) {
+  {
+    std::lock_guard<std::mutex> lock(gKeptMu);
+    for (size_t i = 0; i < gKept.size(); ++i) {
+      if (gKept[i].total != total) continue;
+      KeptBuffer b = gKept[i];
+      gKept.erase(gKept.begin() + static_cast<std::ptrdiff_t>(i));
+      ++b.uses;
+      gLive.push_back(b);
+      std::memset(b.base, 0, total);  // as weftHostAlloc gives it
+      return b.base;
+    }
+  }
+  void* base = nullptr;
+  if (weftHostAlloc(&base, total) != weftSuccess) {
+    std::fprintf(stderr, "weftHostAlloc(%zu): %s\n", total, weftGetLastError(nullptr));
+    std::exit(2);
+  }
+  std::lock_guard<std::mutex> lock(gKeptMu);
+  gLive.push_back(KeptBuffer{base, total, 1});
+  return base;
+}
+
+void hostRelease(void* base) {
+  void* evicted = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(gKeptMu);
+    size_t i = 0;
+    while (i < gLive.size() && gLive[i].base != base) ++i;
+    if (i == gLive.size()) {
+      evicted = base;  // not from hostAllocate: let weftHostFree judge it
+    } else {
+      const KeptBuffer b = gLive[i];
+      gLive.erase(gLive.begin() + static_cast<std::ptrdiff_t>(i));
+      if (b.uses >= kUsesPerBuffer) {
+        evicted = b.base;
+      } else {
+        gKept.push_back(b);
+        if (gKept.size() > kKeptBuffers) {
+          evicted = gKept.front().base;
+          gKept.erase(gKept.begin());
+        }
+      }
+    }
+  }
+  if (evicted != nullptr) hostFreeOrExit(evicted);
+}
 
 }  // namespace
 
@@ -35,10 +111,7 @@ unsigned char* allocateTestMemory(size_t total, bool* shared) {
             (gHostAlloc == HostAlloc::kMixed && (n + static_cast<size_t>(gRank)) % 2 == 0);
   void* base = nullptr;
   if (*shared) {
-    if (weftHostAlloc(&base, total) != weftSuccess) {
-      std::fprintf(stderr, "weftHostAlloc(%zu): %s\n", total, weftGetLastError(nullptr));
-      std::exit(2);
-    }
+    base = hostAllocate(total);
   } else {
     base = std::aligned_alloc(64, total);
   }
@@ -54,10 +127,7 @@ void releaseTestMemory(unsigned char* base, bool shared) {
     std::free(base);
     return;
   }
-  if (weftHostFree(base) != weftSuccess) {
-    std::fprintf(stderr, "weftHostFree: %s\n", weftGetLastError(nullptr));
-    std::exit(2);
-  }
+  hostRelease(base);
 }
 
 const char* opName(weftRedOp_t op) {
