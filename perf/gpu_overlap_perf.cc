@@ -10,8 +10,16 @@
 // long as the allreduce loop. The ranks' streams have the greatest priority,
 // as frameworks give their communication streams, so that the ring's CTAs
 // are scheduled ahead of the GEMM's waiting ones.
+//
+// It measures twice: the GEMMs on every SM, then on all but `margin` SMs
+// (cublasSetSmCountTarget), as frameworks that overlap GEMMs with NCCL do
+// (an "SM margin" for the communication kernels). Why it matters: a GEMM
+// kernel sized to the whole GPU (one wave of CTAs, or persistent CTAs) that
+// finds some SMs held by the ring runs its last CTAs after the ring's leave,
+// so a ring on a few SMs can cost the GEMM a whole extra wave. The default
+// margin is the ring's CTAs: ranks x WEFT_MAX_CTAS (8 when unset).
 //   usage: gpu_overlap_perf [allreduce bytes=64M] [gemm n=8192] [gemms=0: auto]
-//                           [allreduces=10] [ranks=2]
+//                           [allreduces=10] [ranks=2] [margin SMs=-1: ring's CTAs]
 // Without a GPU it prints "SKIPPED: no GPU" and exits 0.
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
@@ -62,8 +70,10 @@ int main(int argc, char** argv) {
   const int gemmsArg = argc > 3 ? std::atoi(argv[3]) : 0;
   const int allreduces = argc > 4 ? std::atoi(argv[4]) : 10;
   const int ranks = argc > 5 ? std::atoi(argv[5]) : 2;
-  if (n < 1 || gemmsArg < 0 || allreduces < 1 || ranks < 2 || bytes < sizeof(float))
-    die("usage: gpu_overlap_perf [bytes] [gemm n] [gemms, 0: auto] [allreduces] [ranks >= 2]");
+  int margin = argc > 6 ? std::atoi(argv[6]) : -1;
+  if (n < 1 || gemmsArg < 0 || allreduces < 1 || ranks < 2 || bytes < sizeof(float) || margin < -1)
+    die("usage: gpu_overlap_perf [bytes] [gemm n] [gemms, 0: auto] [allreduces] [ranks >= 2] "
+        "[margin SMs, -1: the ring's CTAs]");
   // CUDA is loaded and the GPU selected before the communicators exist, so
   // that they set up the GPU ring (as an NCCL communicator needs its device).
   cudaOk(cudaSetDevice(0), "cudaSetDevice");
@@ -98,7 +108,7 @@ int main(int argc, char** argv) {
   cudaOk(cudaMemset(b, 0, elems * sizeof(__half)), "cudaMemset");
   const float one = 1.0f, zero = 0.0f;
 
-  int gemms = gemmsArg > 0 ? gemmsArg : 1;  // sized below when 0: the warm-up runs one
+  int gemms = gemmsArg > 0 ? gemmsArg : 1;  // sized in measure() when 0
   auto gemmLoop = [&]() {
     for (int i = 0; i < gemms; ++i)
       if (cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, CUDA_R_16F, n, b,
@@ -119,36 +129,58 @@ int main(int argc, char** argv) {
   timed(gemmLoop);  // warm-up: cuBLAS heuristics, the ring's first calls
   std::printf("# warm-up: allreduces\n");
   const double warmComm = timed(commLoop);
-  if (gemmsArg == 0) {  // as many GEMMs as take about as long as the allreduces
-    const double one = timed(gemmLoop);
-    gemms = static_cast<int>(std::min(2000.0, std::max(1.0, warmComm / one + 0.5)));
-    std::printf("# sized: one GEMM %.3f ms, allreduces %.3f ms: %d GEMMs per loop\n", one * 1e3,
-                warmComm * 1e3, gemms);
+
+  int sms = 0;
+  cudaOk(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "SM count");
+  if (margin < 0) {
+    const char* env = std::getenv("WEFT_MAX_CTAS");
+    margin = ranks * (env != nullptr && *env != '\0' ? std::atoi(env) : 8);
   }
-  std::printf("# timing: 3 rounds of GEMMs alone, allreduces alone, both\n");
-  double tGemm = 1e30, tComm = 1e30, tBoth = 1e30;
-  for (int round = 0; round < 3; ++round) {  // best of three of each
-    tGemm = std::min(tGemm, timed(gemmLoop));
-    tComm = std::min(tComm, timed(commLoop));
-    tBoth = std::min(tBoth, timed([&]() {
-                       gemmLoop();
-                       commLoop();
-                     }));
-  }
-  for (int r = 0; r < ranks; ++r) {
-    weftResult_t async = weftSuccess;
-    weftCommGetAsyncError(comms[r], &async);
-    if (async != weftSuccess) die(std::string("async error: ") + weftGetLastError(comms[r]));
-  }
-  const double gemmTflops = 2.0 * n * n * static_cast<double>(n) * gemms / tGemm / 1e12;
-  const double busbw = 2.0 * (ranks - 1) / ranks * bytes * allreduces / tComm / 1e9;
-  const double efficiency = (tGemm + tComm - tBoth) / std::min(tGemm, tComm);
-  std::printf("gemm   %d x %dx%d fp16: %.3f ms (%.1f TFLOP/s)\n", gemms, n, n, tGemm * 1e3,
-              gemmTflops);
-  std::printf("allreduce %d x %zu bytes, %d ranks: %.3f ms (busbw %.1f GB/s)\n", allreduces, bytes,
-              ranks, tComm * 1e3, busbw);
-  std::printf("both: %.3f ms\n", tBoth * 1e3);
-  std::printf("overlap efficiency %.2f (target 0.70)\n", efficiency);
+  margin = std::min(margin, sms / 2);  // the GEMMs keep at least half the GPU
+
+  // One measurement with the GEMMs on `gemmSms` SMs (0: all): the best of
+  // three rounds of GEMMs alone, allreduces alone, and both.
+  auto measure = [&](int gemmSms) {
+    if (cublasSetSmCountTarget(blas, gemmSms) != CUBLAS_STATUS_SUCCESS)
+      die("cublasSetSmCountTarget failed");
+    const int used = gemmSms > 0 ? gemmSms : sms;
+    std::printf("# GEMMs on %d of %d SMs\n", used, sms);
+    if (gemmsArg == 0) {  // as many GEMMs as take about as long as the allreduces
+      gemms = 1;
+      timed(gemmLoop);  // warm-up at this SM count
+      const double oneGemm = timed(gemmLoop);
+      gemms = static_cast<int>(std::min(2000.0, std::max(1.0, warmComm / oneGemm + 0.5)));
+      std::printf("# sized: one GEMM %.3f ms, allreduces %.3f ms: %d GEMMs per loop\n",
+                  oneGemm * 1e3, warmComm * 1e3, gemms);
+    }
+    std::printf("# timing: 3 rounds of GEMMs alone, allreduces alone, both\n");
+    double tGemm = 1e30, tComm = 1e30, tBoth = 1e30;
+    for (int round = 0; round < 3; ++round) {  // best of three of each
+      tGemm = std::min(tGemm, timed(gemmLoop));
+      tComm = std::min(tComm, timed(commLoop));
+      tBoth = std::min(tBoth, timed([&]() {
+                         gemmLoop();
+                         commLoop();
+                       }));
+    }
+    for (int r = 0; r < ranks; ++r) {
+      weftResult_t async = weftSuccess;
+      weftCommGetAsyncError(comms[r], &async);
+      if (async != weftSuccess) die(std::string("async error: ") + weftGetLastError(comms[r]));
+    }
+    const double gemmTflops = 2.0 * n * n * static_cast<double>(n) * gemms / tGemm / 1e12;
+    const double busbw = 2.0 * (ranks - 1) / ranks * bytes * allreduces / tComm / 1e9;
+    const double efficiency = (tGemm + tComm - tBoth) / std::min(tGemm, tComm);
+    std::printf("gemm   %d x %dx%d fp16 on %d of %d SMs: %.3f ms (%.1f TFLOP/s)\n", gemms, n, n,
+                used, sms, tGemm * 1e3, gemmTflops);
+    std::printf("allreduce %d x %zu bytes, %d ranks: %.3f ms (busbw %.1f GB/s)\n", allreduces,
+                bytes, ranks, tComm * 1e3, busbw);
+    std::printf("both: %.3f ms\n", tBoth * 1e3);
+    std::printf("overlap efficiency %.2f with the GEMMs on %d of %d SMs (target 0.70)\n",
+                efficiency, used, sms);
+  };
+  measure(0);
+  if (margin > 0) measure(sms - margin);
 
   cublasDestroy(blas);
   for (int r = 0; r < ranks; ++r) {
