@@ -104,6 +104,12 @@ if [ "$ring_rc" -eq 124 ]; then
   cat "$LOGS/stream_eager.tmp" >>"$LOGS/stream_ring.log" && rm -f "$LOGS/stream_eager.tmp"
 fi
 
+echo "== the same on the GPU ring with 64 threads per CTA (WEFT_NTHREADS=64; 512 above)"
+WEFT_NTHREADS=64 WEFT_DEBUG=WARN step 30 "$LOGS/stream_ring64.log" \
+  "$BUILD/tests/gpu/weft_gpu_stream_tests"
+ring64_rc=$?
+gtest_summary "$LOGS/stream_ring64.log" 20
+
 echo "== the same, host-staged (WEFT_GPU_RING=0)"
 WEFT_GPU_RING=0 WEFT_DEBUG=WARN step 40 "$LOGS/stream_staged.log" \
   "$BUILD/tests/gpu/weft_gpu_stream_tests"
@@ -129,7 +135,8 @@ if [ -x "$BUILD/perf/gpu_overlap_perf" ]; then
   # ranks log which path their stream calls take (INFO, COLL): a figure from
   # host-staged allreduces is no figure of the ring, so each run says which.
   overlap() {  # overlap CAP RANKS
-    echo "== $1 s cap, $2 ranks${WEFT_MAX_CTAS:+, WEFT_MAX_CTAS=$WEFT_MAX_CTAS}" >>"$LOGS/overlap.log"
+    echo "== $1 s cap, $2 ranks${WEFT_MAX_CTAS:+, WEFT_MAX_CTAS=$WEFT_MAX_CTAS}${WEFT_NTHREADS:+, WEFT_NTHREADS=$WEFT_NTHREADS}" \
+      >>"$LOGS/overlap.log"
     WEFT_DEBUG=INFO WEFT_DEBUG_SUBSYS=COLL step "$1" "$LOGS/overlap.log" \
       "$BUILD/perf/gpu_overlap_perf" 64M 8192 0 10 "$2"
     local run ring staged  # this run: the log from its "== " line on
@@ -143,6 +150,7 @@ if [ -x "$BUILD/perf/gpu_overlap_perf" ]; then
   overlap 30 4
   WEFT_MAX_CTAS=2 overlap 20 2
   WEFT_MAX_CTAS=2 overlap 20 4  # fewer CTAs leave more of the GPU to the GEMMs
+  WEFT_NTHREADS=256 overlap 20 4  # narrower CTAs may share SMs with the GEMM's
 fi
 echo "== all_reduce_perf -D 1, 2 processes on one GPU (host-staged), float sum, 4 B-64 MiB (busbw)"
 echo "== float sum" >>"$LOGS/allreduce_perf.log"
@@ -159,7 +167,8 @@ WEFT_GPU_RING=shared WEFT_DEBUG=INFO WEFT_DEBUG_SUBSYS=COLL step 40 "$LOGS/allre
 sed -n '/^== WEFT_GPU_RING=shared/,$p' "$LOGS/allreduce_perf.log" | grep -E "GPU ring kernel|host-staged" \
   | head -2
 perf_verdict "$LOGS/allreduce_perf.log"
-echo "== summary: unit rc=$unit_rc, stream (ring) rc=$ring_rc, stream (host-staged) rc=$staged_rc," \
+echo "== summary: unit rc=$unit_rc, stream (ring) rc=$ring_rc, (ring, 64 threads) rc=$ring64_rc," \
+  "stream (host-staged) rc=$staged_rc," \
   "total $(($(date +%s) - start)) s; logs in $LOGS"
 echo "   targets: reduce/memcpy >= 0.85 (kernel bandwidth), overlap efficiency >= 0.70"
-[ "$unit_rc" -eq 0 ] && [ "$ring_rc" -eq 0 ] && [ "$staged_rc" -eq 0 ]
+[ "$unit_rc" -eq 0 ] && [ "$ring_rc" -eq 0 ] && [ "$ring64_rc" -eq 0 ] && [ "$staged_rc" -eq 0 ]

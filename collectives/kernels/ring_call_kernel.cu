@@ -19,13 +19,15 @@ namespace weft {
 namespace cuda {
 namespace {
 
-constexpr int kThreads = 512;
+// The most threads per CTA (WEFT_NTHREADS picks 64 to 512 at launch): the
+// register budget the compiler plans each kernel for.
+constexpr int kMaxThreads = 512;
 
 // The argument block lives in pinned host memory: the CTA reads it once into
 // shared memory (word by word, all threads) instead of every thread reading
 // its channels across PCIe; only the abort word is polled where it is.
 template <typename T, typename Op, int Kind>
-__global__ void __launch_bounds__(kThreads) ringCallKernel(dev::RingCall* call) {
+__global__ void __launch_bounds__(kMaxThreads) ringCallKernel(dev::RingCall* call) {
   __shared__ dev::RingCall local;
   __shared__ int shared;
   const int c = static_cast<int>(blockIdx.x);
@@ -125,12 +127,13 @@ RingKernel ringKernelFor(int32_t kind, weftDataType_t type, weftRedOp_t op) {
 
 }  // namespace
 
-// `call` is the device address of the pinned argument block; `kind` its kind.
+// `call` is the device address of the pinned argument block; `kind` its kind;
+// `threads` per CTA, up to kMaxThreads.
 cudaError_t launchRingCall(int32_t kind, weftDataType_t type, weftRedOp_t op, dev::RingCall* call,
-                           int nctas, cudaStream_t stream) {
+                           int nctas, int threads, cudaStream_t stream) {
   const RingKernel kernel = ringKernelFor(kind, type, op);
-  if (kernel == nullptr) return cudaErrorInvalidValue;
-  kernel<<<nctas, kThreads, 0, stream>>>(call);
+  if (kernel == nullptr || threads < 32 || threads > kMaxThreads) return cudaErrorInvalidValue;
+  kernel<<<nctas, threads, 0, stream>>>(call);
   return cudaGetLastError();
 }
 

@@ -243,6 +243,13 @@ weftResult_t readCommConfig(CommConfig* cfg) {
   const std::string maxCtas = "1 to " + std::to_string(kMaxP2pChannels);
   WEFT_CHECK(readSize("WEFT_MAX_CTAS", 1, kMaxP2pChannels, maxCtas.c_str(), &v));
   cfg->maxCtas = static_cast<int>(v);
+  // The kernels' loops take any width; these four are NCCL_NTHREADS's, and
+  // whole warps.
+  const std::string threads = configString("WEFT_NTHREADS");
+  if (threads != "64" && threads != "128" && threads != "256" && threads != "512")
+    return setError(weftInvalidArgument, "WEFT_NTHREADS=%s: expected 64, 128, 256 or 512",
+                    threads.c_str());
+  cfg->ctaThreads = std::stoi(threads);
   return weftSuccess;
 }
 

@@ -66,6 +66,7 @@ struct CommConfig {
   bool gpuRing = true;                  // WEFT_GPU_RING (1 or shared)
   bool gpuRingShared = false;           // WEFT_GPU_RING=shared: processes sharing a GPU too
   int maxCtas = 8;                      // WEFT_MAX_CTAS
+  int ctaThreads = 512;                 // WEFT_NTHREADS
 };
 
 // Reads WEFT_ALGO, WEFT_ONESHOT_MAX, WEFT_CHUNK, WEFT_SOCKET_NSTREAMS, WEFT_TIMEOUT,

@@ -123,6 +123,9 @@ const std::vector<ConfigVar>& configVars() {
       {"WEFT_MAX_CTAS", "8",
        "Most thread blocks (CTAs) weft's ring kernel uses per call (1 to 32); the rest of the GPU "
        "stays free for compute kernels."},
+      {"WEFT_NTHREADS", "512",
+       "Threads per CTA of weft's ring kernel: 64, 128, 256 or 512 (as NCCL_NTHREADS); fewer "
+       "leave more of each SM's registers and warp slots to compute kernels beside it."},
       {"WEFT_RANK_GPU", "",
        "PCI bus id (or cudaN/nvmlN name) of the GPU this rank drives: its verbs device is that "
        "GPU's nearest NIC. Unset: a device near the rank's CPUs."},

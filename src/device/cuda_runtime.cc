@@ -35,7 +35,7 @@ cudaError_t launchWaitFlagKernel(const uint32_t* deviceFlag, uint32_t value, cud
 cudaError_t loadWaitFlagKernel(size_t* localBytes);  // cuda_flag_kernel.cu
 namespace cuda {
 cudaError_t launchRingCall(int32_t kind, weftDataType_t type, weftRedOp_t op, dev::RingCall* call,
-                           int nctas, cudaStream_t stream);  // ring_call_kernel.cu
+                           int nctas, int threads, cudaStream_t stream);  // ring_call_kernel.cu
 cudaError_t loadRingKernels(size_t* maxLocalBytes, int* kernels);
 }  // namespace cuda
 
@@ -379,12 +379,12 @@ class CudaRuntime : public DeviceRuntime {
     return weftSuccess;
   }
   weftResult_t launchRing(weftDataType_t type, weftRedOp_t op, dev::RingCall* call, int nctas,
-                          void* stream) override {
+                          int threads, void* stream) override {
     const void* d = nullptr;
     WEFT_CHECK(deviceAddress(call, &d));
     cudaError_t rc = cuda::launchRingCall(call->kind, type, op,
                                           static_cast<dev::RingCall*>(const_cast<void*>(d)), nctas,
-                                          static_cast<cudaStream_t>(stream));
+                                          threads, static_cast<cudaStream_t>(stream));
     return rc == cudaSuccess ? weftSuccess : cudaFailed("launching the GPU ring kernel", rc);
   }
 

@@ -343,7 +343,7 @@ weftResult_t enqueueRingCall(weftComm* comm, const Call& call) {
   // caller left there, so they launch as sum (the launcher ignores it).
   const bool copies = call.kind == CollKind::kAllGather || call.kind == CollKind::kBroadcast;
   const weftResult_t launched = rt->launchRing(call.args.datatype, copies ? weftSum : call.args.op,
-                                               args, args->nctas, stream);
+                                               args, args->nctas, comm->config.ctaThreads, stream);
   const std::string why = launched != weftSuccess ? lastError() : std::string();
   // A failed launch: the abort word makes the queued watch fail the call.
   if (launched != weftSuccess) __atomic_store_n(block->abort, 1, __ATOMIC_RELAXED);

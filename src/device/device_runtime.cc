@@ -101,7 +101,8 @@ NicAccess DeviceRuntime::nicAccess(void*, size_t) {
   none.why = "this runtime has no device memory";
   return none;
 }
-weftResult_t DeviceRuntime::launchRing(weftDataType_t, weftRedOp_t, dev::RingCall*, int, void*) {
+weftResult_t DeviceRuntime::launchRing(weftDataType_t, weftRedOp_t, dev::RingCall*, int, int,
+                                       void*) {
   return noRing("launchRing");
 }
 

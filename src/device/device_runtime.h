@@ -118,10 +118,10 @@ class DeviceRuntime {
   // fake's GPU is in no topology; fake::allowGdr). Never true for CUDA.
   virtual bool gdrForced() { return false; }
   // Enqueues the ring kernel (ring_call.h) of `type` and `op` with `nctas`
-  // CTAs on `stream`; `call` is pinned host memory the host finishes writing
-  // before the stream reaches the kernel.
+  // CTAs of `threads` threads on `stream`; `call` is pinned host memory the
+  // host finishes writing before the stream reaches the kernel.
   virtual weftResult_t launchRing(weftDataType_t type, weftRedOp_t op, dev::RingCall* call,
-                                  int nctas, void* stream);
+                                  int nctas, int threads, void* stream);
 };
 
 // The runtime in use: the test override if one is set, else CUDA in CUDA

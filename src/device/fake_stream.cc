@@ -199,8 +199,10 @@ class FakeRuntime : public DeviceRuntime {
     return out;
   }
   bool gdrForced() override { return gdrAllowed.load(std::memory_order_relaxed); }
+  // One host thread per CTA, whatever `threads` says (the kernel's loops
+  // take any lane count: LaneCopy.* and RingCall.EveryKindWithBlockLanes).
   weftResult_t launchRing(weftDataType_t type, weftRedOp_t op, dev::RingCall* call, int nctas,
-                          void* stream) override {
+                          int /*threads*/, void* stream) override {
     asStream(stream)->enqueue([type, op, call, nctas] { runRingKernel(type, op, call, nctas); });
     return weftSuccess;
   }

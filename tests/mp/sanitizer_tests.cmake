@@ -77,12 +77,16 @@ foreach(mode sigkill exit)
 endforeach()
 
 # Calls on a stream with the fake CUDA: the flags between the stream threads
-# and the progress thread, the staging pool, and a peer's abort.
-foreach(case "device.n3||" "device.peer_abort.n3|WEFT_TIMEOUT=8|--peer-abort")
+# and the progress thread, the staging pool, and a peer's abort. The GPU
+# ring's groups (ring, ringmixed) run in device.ring.n3.layout2_1 below, whose
+# node of two ranks has the intra-node ring and whose third has the proxy; here
+# under TSan they added 15 s of the 62 s.
+foreach(case "device.n3||--only;collectives,inflight,stalled,interleaved,group,badinput"
+             "device.peer_abort.n3|WEFT_TIMEOUT=8|--peer-abort")
   string(REPLACE "|" ";" fields "${case}")
   list(GET fields 0 name)
   list(GET fields 1 env)
-  list(GET fields 2 arg)
+  list(SUBLIST fields 2 -1 arg)
   add_test(NAME mp-san.${name}
            COMMAND weft-run -n 3 --timeout 280 $<TARGET_FILE:mp_device> ${arg})
   set_tests_properties(mp-san.${name} PROPERTIES

@@ -199,6 +199,7 @@ TEST(ReadCommConfig, DefaultsAndBadValues) {
        "WEFT_SOCKET_PER_DIRECTION=lots: expected 0 (off) or a size"},
       {"WEFT_GPU_RING", "2", "WEFT_GPU_RING=2: expected 0, 1 or shared"},
       {"WEFT_MAX_CTAS", "0", "WEFT_MAX_CTAS=0: expected 1 to"},
+      {"WEFT_NTHREADS", "1024", "WEFT_NTHREADS=1024: expected 64, 128, 256 or 512"},
       {"WEFT_SPIN_US", "fast", "WEFT_SPIN_US=fast: expected auto or 0 to 1000000 (microseconds)"},
       {"WEFT_YIELD_US", "-5", "WEFT_YIELD_US=-5: expected 0 to 1000000 (microseconds)"},
       {"WEFT_SOCKET_CONGESTION", "warp", "WEFT_SOCKET_CONGESTION=warp: this kernel has no such"},

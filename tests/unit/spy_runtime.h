@@ -35,6 +35,7 @@ class SpyRuntime : public weft::DeviceRuntime {
   std::atomic<int> pinnedAllocsWatched{0};
   std::atomic<int> pinnedFreesWatched{0};
   std::atomic<bool> ring{false};
+  std::atomic<int> ringThreads{0};  // threads per CTA of the last ring launch
 
   void reset() {
     classifies = 0;
@@ -47,6 +48,7 @@ class SpyRuntime : public weft::DeviceRuntime {
     pinnedAllocsWatched = 0;
     pinnedFreesWatched = 0;
     ring = false;
+    ringThreads = 0;
   }
   int pinnedLive() const { return pinnedAllocs.load() - pinnedFrees.load(); }
 
@@ -133,9 +135,10 @@ class SpyRuntime : public weft::DeviceRuntime {
   }
   bool gdrForced() override { return fake().gdrForced(); }
   weftResult_t launchRing(weftDataType_t type, weftRedOp_t op, weft::dev::RingCall* call, int nctas,
-                          void* stream) override {
+                          int threads, void* stream) override {
     if (refuseThis(stream)) return refused();
-    return fake().launchRing(type, op, call, nctas, stream);
+    ringThreads = threads;
+    return fake().launchRing(type, op, call, nctas, threads, stream);
   }
 };
 
