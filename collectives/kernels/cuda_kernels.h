@@ -21,10 +21,13 @@ int reduce(weftDataType_t type, weftRedOp_t op, void* dst, const void* const* sr
 
 // Ring allreduce of `nranks` ranks that all live on this GPU, one block per
 // rank (a test and benchmark harness for the data-movement kernel): rank r
-// reduces in[r] into out[r] through channel links[r] (to r+1). Sum, prod,
-// max, min. The channels' counters carry on from call to call: `firstMessage`
-// is the number of this call's first message on every link (0 on new links;
-// each call adds dev::ringMessages of ring_call.h).
+// reduces in[r] into out[r] through channel links[r] (to r+1). Every
+// datatype, sum only (another op is cudaErrorInvalidValue): the harness's
+// test and bandwidth check need no other, and every op runs on a GPU through
+// ring_call_kernel.cu (the stream tests); all four ops here took twice the
+// nvcc time. The channels' counters carry on from call to call:
+// `firstMessage` is the number of this call's first message on every link
+// (0 on new links; each call adds dev::ringMessages of ring_call.h).
 int ringAllreduceLocal(weftDataType_t type, weftRedOp_t op, const void* const* in, void* const* out,
                        size_t count, int nranks, const dev::Channel* links, int threadsPerBlock,
                        uint64_t firstMessage, void* stream);

@@ -55,28 +55,10 @@ __global__ void roundTripKernel(const dev::Channel* links, int iters, uint64_t f
 }
 
 template <typename T>
-int launchOp(weftRedOp_t op, const RankPointers& p, size_t count, int nranks,
-             const dev::Channel* links, int threads, uint64_t first, cudaStream_t stream) {
-  switch (op) {
-    case weftSum:
-      ringAllreduceKernel<T, dev::OpSum>
-          <<<nranks, threads, 0, stream>>>(p, count, nranks, links, first);
-      break;
-    case weftProd:
-      ringAllreduceKernel<T, dev::OpProd>
-          <<<nranks, threads, 0, stream>>>(p, count, nranks, links, first);
-      break;
-    case weftMax:
-      ringAllreduceKernel<T, dev::OpMax>
-          <<<nranks, threads, 0, stream>>>(p, count, nranks, links, first);
-      break;
-    case weftMin:
-      ringAllreduceKernel<T, dev::OpMin>
-          <<<nranks, threads, 0, stream>>>(p, count, nranks, links, first);
-      break;
-    default:
-      return cudaErrorInvalidValue;
-  }
+int launchSum(const RankPointers& p, size_t count, int nranks, const dev::Channel* links,
+              int threads, uint64_t first, cudaStream_t stream) {
+  ringAllreduceKernel<T, dev::OpSum>
+      <<<nranks, threads, 0, stream>>>(p, count, nranks, links, first);
   return cudaGetLastError();
 }
 
@@ -85,7 +67,8 @@ int launchOp(weftRedOp_t op, const RankPointers& p, size_t count, int nranks,
 int ringAllreduceLocal(weftDataType_t type, weftRedOp_t op, const void* const* in, void* const* out,
                        size_t count, int nranks, const dev::Channel* links, int threads,
                        uint64_t first, void* stream) {
-  if (nranks < 1 || nranks > kMaxLocalRanks || threads < 32) return cudaErrorInvalidValue;
+  if (op != weftSum || nranks < 1 || nranks > kMaxLocalRanks || threads < 32)
+    return cudaErrorInvalidValue;
   RankPointers p{};
   for (int r = 0; r < nranks; ++r) {
     p.in[r] = in[r];
@@ -94,25 +77,25 @@ int ringAllreduceLocal(weftDataType_t type, weftRedOp_t op, const void* const* i
   auto s = static_cast<cudaStream_t>(stream);
   switch (type) {
     case weftInt8:
-      return launchOp<int8_t>(op, p, count, nranks, links, threads, first, s);
+      return launchSum<int8_t>(p, count, nranks, links, threads, first, s);
     case weftUint8:
-      return launchOp<uint8_t>(op, p, count, nranks, links, threads, first, s);
+      return launchSum<uint8_t>(p, count, nranks, links, threads, first, s);
     case weftInt32:
-      return launchOp<int32_t>(op, p, count, nranks, links, threads, first, s);
+      return launchSum<int32_t>(p, count, nranks, links, threads, first, s);
     case weftUint32:
-      return launchOp<uint32_t>(op, p, count, nranks, links, threads, first, s);
+      return launchSum<uint32_t>(p, count, nranks, links, threads, first, s);
     case weftInt64:
-      return launchOp<int64_t>(op, p, count, nranks, links, threads, first, s);
+      return launchSum<int64_t>(p, count, nranks, links, threads, first, s);
     case weftUint64:
-      return launchOp<uint64_t>(op, p, count, nranks, links, threads, first, s);
+      return launchSum<uint64_t>(p, count, nranks, links, threads, first, s);
     case weftFloat16:
-      return launchOp<__half>(op, p, count, nranks, links, threads, first, s);
+      return launchSum<__half>(p, count, nranks, links, threads, first, s);
     case weftBfloat16:
-      return launchOp<__nv_bfloat16>(op, p, count, nranks, links, threads, first, s);
+      return launchSum<__nv_bfloat16>(p, count, nranks, links, threads, first, s);
     case weftFloat32:
-      return launchOp<float>(op, p, count, nranks, links, threads, first, s);
+      return launchSum<float>(p, count, nranks, links, threads, first, s);
     case weftFloat64:
-      return launchOp<double>(op, p, count, nranks, links, threads, first, s);
+      return launchSum<double>(p, count, nranks, links, threads, first, s);
     default:
       return cudaErrorInvalidValue;
   }
