@@ -1,0 +1,145 @@
+// HeaderedPlan::salvageHeaders (collectives/header_plan.h) with in-memory
+// channels. After a transport failure a rank reads the call headers it has not
+// yet compared, so that a peer which found a mismatch and closed at once is
+// reported as the mismatch (weftInvalidUsage) rather than as a remote error.
+// Its time limit is shared by every missing header; a header that sits ready
+// must still be read when an earlier peer used up that time (a thread
+// preempted under load does the same), else one rank of a mismatched call is
+// told "remote error" while the others are told why.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collectives/call_header.h"
+#include "collectives/header_plan.h"
+#include "core/call.h"
+#include "core/error.h"
+#include "transports/channel.h"
+
+namespace {
+
+// Send side: takes everything. Receive side: hands out `bytes` once, or,
+// when `stallMs` > 0, nothing after a stall on every try (a peer that has
+// not entered the call, on a slow machine); `broken` fails every try.
+class MemChannel : public weft::Channel {
+ public:
+  weftResult_t trySend(const void*, size_t bytes, size_t* moved) override {
+    *moved = bytes;
+    return weftSuccess;
+  }
+  weftResult_t tryRecv(void* data, size_t bytes, size_t* moved) override {
+    ++tries;
+    *moved = 0;
+    if (broken) return weft::setError(weftRemoteError, "%s closed its connection", name_.c_str());
+    if (stallMs > 0) std::this_thread::sleep_for(std::chrono::milliseconds(stallMs));
+    const size_t n = std::min(bytes, ready.size());
+    std::memcpy(data, ready.data(), n);
+    ready.erase(ready.begin(), ready.begin() + static_cast<long>(n));
+    *moved = n;
+    return weftSuccess;
+  }
+  int waitFd() const override { return -1; }
+  const std::string& peerName() const override { return name_; }
+
+  std::vector<char> ready;
+  int stallMs = 0;
+  bool broken = false;
+  int tries = 0;
+
+ private:
+  std::string name_ = "peer";
+};
+
+class MemTable : public weft::ChannelTable {
+ public:
+  explicit MemTable(int nranks) : send_(nranks), recv_(nranks) {}
+  weft::Channel* sendChannel(int peer, int) override { return &send_[peer]; }
+  weft::Channel* recvChannel(int peer, int) override { return &recv_[peer]; }
+  int nstreams() const override { return 1; }
+  MemChannel& recv(int peer) { return recv_[peer]; }
+
+ private:
+  std::vector<MemChannel> send_, recv_;
+};
+
+// A collective with no data flows: only the headers move.
+class NoData : public weft::FlowPlan {
+ public:
+  int numFlows() const override { return 0; }
+  weft::Channel* channel(int) const override { return nullptr; }
+  bool isSend(int) const override { return false; }
+  int64_t numItems(int) const override { return 0; }
+  weft::FlowItem item(int, int64_t) const override { return weft::FlowItem(); }
+};
+
+weft::CallHeader reduceHeader(int root) {
+  weft::CallHeader h;
+  h.magic = weft::kCallMagic;
+  h.kind = static_cast<uint8_t>(weft::CollKind::kReduce);
+  h.datatype = weftFloat32;
+  h.op = weftSum;
+  h.root = root;
+  h.seq = 1;
+  h.count = 300000;
+  return h;
+}
+
+void put(MemChannel& ch, const weft::CallHeader& h) {
+  const char* p = reinterpret_cast<const char*>(&h);
+  ch.ready.assign(p, p + sizeof(h));
+}
+
+struct Rank0 {
+  MemTable table{3};
+  weft::CallCheck check;
+  NoData none;
+  Rank0() {
+    check.mine = reduceHeader(0);
+    check.rank = 0;
+    check.nranks = 3;
+    check.channels = &table;
+  }
+};
+
+TEST(HeaderSalvage, ReadsAReadyHeaderAfterAnEarlierPeerUsedUpTheTime) {
+  Rank0 r;
+  r.table.recv(1).stallMs = 80;  // rank 1 never sends: its tries outlast the limit
+  put(r.table.recv(2), reduceHeader(2));
+  weft::HeaderedPlan plan(r.none, r.check);
+  EXPECT_EQ(plan.salvageHeaders(), weftInvalidUsage);
+  EXPECT_EQ(r.table.recv(2).tries, 1);
+  EXPECT_NE(weft::lastError().find("rank 2 called reduce"), std::string::npos) << weft::lastError();
+  EXPECT_NE(weft::lastError().find("the roots differ (2 vs 0)"), std::string::npos)
+      << weft::lastError();
+}
+
+TEST(HeaderSalvage, AgreeingAndBrokenPeersAreNoMismatch) {
+  Rank0 r;
+  put(r.table.recv(1), reduceHeader(0));
+  r.table.recv(2).broken = true;  // exited before its header: nothing to compare
+  weft::HeaderedPlan plan(r.none, r.check);
+  EXPECT_EQ(plan.salvageHeaders(), weftSuccess);
+  EXPECT_FALSE(r.check.mismatch);
+  EXPECT_EQ(r.table.recv(2).tries, 1);
+}
+
+TEST(HeaderSalvage, GivesUpOnASilentPeerWithinItsLimit) {
+  Rank0 r;
+  r.table.recv(1).stallMs = 1;
+  r.table.recv(2).stallMs = 1;
+  weft::HeaderedPlan plan(r.none, r.check);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(plan.salvageHeaders(), weftSuccess);
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  // Bounded: the limit (50 ms) plus one try per peer, not a wait for the peers.
+  EXPECT_LT(ms, 2000.0);
+  EXPECT_GT(r.table.recv(1).tries, 1);
+  EXPECT_GE(r.table.recv(2).tries, 1);
+}
+
+}  // namespace
