@@ -17,7 +17,8 @@
 // kernel sized to the whole GPU (one wave of CTAs, or persistent CTAs) that
 // finds some SMs held by the ring runs its last CTAs after the ring's leave,
 // so a ring on a few SMs can cost the GEMM a whole extra wave. The default
-// margin is the ring's CTAs: ranks x WEFT_MAX_CTAS (8 when unset).
+// margin is the ring's CTAs for these allreduces, summed over the ranks
+// (weftCommGpuCtas: what the ring launches, at most WEFT_MAX_CTAS each).
 //   usage: gpu_overlap_perf [allreduce bytes=64M] [gemm n=8192] [gemms=0: auto]
 //                           [allreduces=10] [ranks=2] [margin SMs=-1: ring's CTAs]
 // Without a GPU it prints "SKIPPED: no GPU" and exits 0.
@@ -133,8 +134,15 @@ int main(int argc, char** argv) {
   int sms = 0;
   cudaOk(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "SM count");
   if (margin < 0) {
-    const char* env = std::getenv("WEFT_MAX_CTAS");
-    margin = ranks * (env != nullptr && *env != '\0' ? std::atoi(env) : 8);
+    margin = 0;
+    for (int r = 0; r < ranks; ++r) {
+      int ctas = 0;
+      if (weftCommGpuCtas(comms[r], count, weftFloat32, &ctas) != weftSuccess)
+        die(std::string("weftCommGpuCtas: ") + weftGetLastError(comms[r]));
+      margin += ctas;
+    }
+    std::printf("# the ring's CTAs for these allreduces, all ranks: %d (weftCommGpuCtas)\n",
+                margin);
   }
   margin = std::min(margin, sms / 2);  // the GEMMs keep at least half the GPU
 

@@ -138,6 +138,17 @@ weftResult_t weftCommCount(const weftComm_t comm, int* count);
 weftResult_t weftCommUserRank(const weftComm_t comm, int* rank);
 /* weftSuccess, or the error that broke the communicator in the background. */
 weftResult_t weftCommGetAsyncError(weftComm_t comm, weftResult_t* asyncError);
+/* Thread blocks (CTAs) that this rank's GPU ring kernel runs for an allreduce
+ * of `count` elements of `datatype` on a CUDA stream; each holds one SM while
+ * it runs. Compute kernels meant to overlap the call should leave these SMs
+ * free (an "SM margin": cublasSetSmCountTarget), summed over the ranks that
+ * share a GPU. A reduce or broadcast of `count` takes as many; an allgather or
+ * reduce-scatter of `count` per rank as many as an allreduce of count x
+ * nranks. At most WEFT_MAX_CTAS. 0 when such a call would not run the ring on
+ * this communicator (no GPU ring: WEFT_DEBUG=INFO says why; or count 0);
+ * the ring also takes only sum, prod, max and min. */
+weftResult_t weftCommGpuCtas(const weftComm_t comm, size_t count, weftDataType_t datatype,
+                             int* ctas);
 
 /* ---- collectives (blocking on host memory when stream is NULL) ---------- */
 weftResult_t weftAllReduce(const void* sendbuff, void* recvbuff, size_t count,

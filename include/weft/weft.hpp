@@ -170,6 +170,14 @@ class Comm {
     check(weftCommCount(comm_, &n));
     return n;
   }
+  // SMs this rank's GPU ring takes for an allreduce of `count` T on a stream
+  // (weftCommGpuCtas): leave them to it when overlapping compute.
+  template <typename T>
+  int gpuCtas(size_t count) const {
+    int ctas = 0;
+    check(weftCommGpuCtas(comm_, count, TypeOf<T>::value, &ctas));
+    return ctas;
+  }
   weftComm_t get() const { return comm_; }
   void abort() {
     if (comm_ != nullptr) check(weftCommAbort(std::exchange(comm_, nullptr)));

@@ -1,5 +1,5 @@
 // Communicator lifecycle entry points of the C ABI: unique ids, init (by id,
-// all-in-one-process, from the environment), destroy, abort and queries.
+// all-in-one-process, from the environment), destroy and abort (queries: api_query.cc).
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <unistd.h>
@@ -379,34 +379,5 @@ extern "C" weftResult_t weftCommAbort(weftComm_t comm) {
   if (comm->tcp) comm->tcp->shutdownAll();
   if (comm->bootstrap) comm->bootstrap->shutdownAll();
   freeRetiredComm(comm, "weftCommAbort");
-  return weftSuccess;
-}
-
-extern "C" weftResult_t weftCommCount(const weftComm_t comm, int* count) {
-  clearError();
-  WEFT_CHECK(checkComm(comm, "weftCommCount"));
-  if (count == nullptr) return setError(weftInvalidArgument, "weftCommCount: count is NULL");
-  *count = comm->nranks;
-  return weftSuccess;
-}
-
-extern "C" weftResult_t weftCommUserRank(const weftComm_t comm, int* rank) {
-  clearError();
-  WEFT_CHECK(checkComm(comm, "weftCommUserRank"));
-  if (rank == nullptr) return setError(weftInvalidArgument, "weftCommUserRank: rank is NULL");
-  *rank = comm->rank;
-  return weftSuccess;
-}
-
-extern "C" weftResult_t weftCommGetAsyncError(weftComm_t comm, weftResult_t* asyncError) {
-  clearError();
-  if (comm == nullptr) return setError(weftInvalidArgument, "weftCommGetAsyncError: comm is NULL");
-  if (!isLiveComm(comm))
-    return setError(weftInvalidArgument, "weftCommGetAsyncError: comm is not a live communicator");
-  if (asyncError == nullptr)
-    return setError(weftInvalidArgument, "weftCommGetAsyncError: asyncError is NULL");
-  std::lock_guard<std::mutex> lock(comm->failMu);
-  *asyncError = comm->failure;
-  if (comm->failure != weftSuccess) setErrorString(weftSuccess, comm->failureText);
   return weftSuccess;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,16 @@
 struct weftComm;
 
 namespace weft {
+
+// The int a C caller passed as an enum: look at it before the enum is ever
+// read as one (reading an out-of-range enum is undefined in C++).
+template <typename E>
+int rawEnum(const E& value) {
+  static_assert(sizeof(E) == sizeof(int), "C enums are int-sized here");
+  int raw = 0;
+  std::memcpy(&raw, &value, sizeof(raw));
+  return raw;
+}
 
 enum class CollKind {
   kAllReduce,

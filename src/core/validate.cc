@@ -17,14 +17,6 @@ bool overlaps(const void* a, size_t an, const void* b, size_t bn) {
   return an > 0 && bn > 0 && x < y + bn && y < x + an;
 }
 
-template <typename E>
-int rawEnum(const E& value) {
-  static_assert(sizeof(E) == sizeof(int), "C enums are int-sized here");
-  int raw = 0;
-  std::memcpy(&raw, &value, sizeof(raw));
-  return raw;
-}
-
 bool reduces(CollKind k) {
   return k == CollKind::kAllReduce || k == CollKind::kReduceScatter || k == CollKind::kReduce;
 }

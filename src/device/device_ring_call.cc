@@ -31,11 +31,6 @@ struct RingEnd {
 // A CTA is worth its launch from this many bytes of the call on.
 constexpr uint64_t kCtaMinBytes = 256 << 10;
 
-int ctasFor(uint64_t bytes, int channels) {
-  const uint64_t want = (bytes + kCtaMinBytes - 1) / kCtaMinBytes;
-  return want < 1 ? 1 : want > static_cast<uint64_t>(channels) ? channels : static_cast<int>(want);
-}
-
 // A peer that left closes its sockets: a peek at each peer's first TCP stream
 // sees the end of file (or an error). Data waiting there is a live peer.
 int departedPeer(weftComm* comm) {
@@ -241,7 +236,7 @@ weftResult_t fillArgs(weftComm* comm, const Call& call, StagingBlock* block, dev
   const bool blocks = args->kind == dev::kRingAllGather || args->kind == dev::kRingReduceScatter;
   const uint64_t moved = args->count * static_cast<uint64_t>(args->elemBytes) *
                          (blocks ? static_cast<uint64_t>(n) : 1u);
-  args->nctas = ctasFor(moved, ring.channels);
+  args->nctas = ringCtasFor(comm, moved);
   args->abort = static_cast<const int*>(abortWord);
   args->rankAt = ring.rankAtDevice;
   for (int c = 0; c < args->nctas; ++c) {
@@ -262,6 +257,13 @@ weftResult_t fillArgs(weftComm* comm, const Call& call, StagingBlock* block, dev
 }
 
 }  // namespace
+
+int ringCtasFor(const weftComm* comm, uint64_t linkBytes) {
+  const P2pRing& ring = comm->p2pRing;
+  if (ring.state != P2pRing::State::kOn || linkBytes == 0) return 0;
+  const uint64_t want = linkBytes / kCtaMinBytes + (linkBytes % kCtaMinBytes != 0 ? 1 : 0);
+  return want > static_cast<uint64_t>(ring.channels) ? ring.channels : static_cast<int>(want);
+}
 
 bool useDeviceRing(weftComm* comm, const Call& call) {
   if (comm->p2pRing.state != P2pRing::State::kOn || call.args.count == 0) return false;

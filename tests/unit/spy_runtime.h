@@ -36,6 +36,7 @@ class SpyRuntime : public weft::DeviceRuntime {
   std::atomic<int> pinnedFreesWatched{0};
   std::atomic<bool> ring{false};
   std::atomic<int> ringThreads{0};  // threads per CTA of the last ring launch
+  std::atomic<int> ringCtas{0};     // CTAs of the last ring launch
 
   void reset() {
     classifies = 0;
@@ -49,6 +50,7 @@ class SpyRuntime : public weft::DeviceRuntime {
     pinnedFreesWatched = 0;
     ring = false;
     ringThreads = 0;
+    ringCtas = 0;
   }
   int pinnedLive() const { return pinnedAllocs.load() - pinnedFrees.load(); }
 
@@ -138,6 +140,7 @@ class SpyRuntime : public weft::DeviceRuntime {
                           int threads, void* stream) override {
     if (refuseThis(stream)) return refused();
     ringThreads = threads;
+    ringCtas = nctas;
     return fake().launchRing(type, op, call, nctas, threads, stream);
   }
 };
