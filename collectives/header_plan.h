@@ -34,11 +34,12 @@ class HeaderedPlan : public FlowPlan {
   FlowItem item(int f, int64_t index) const override;
   void onReceived(int f, int64_t index) override;
   weftResult_t failure() const override { return failure_; }
-  // After a transport failure: reads (briefly, without blocking for long) the
-  // headers not yet received. A peer that found a mismatch may close its end
-  // at once, and we would blame its exit instead of the mismatch; its header
-  // is already in our receive buffer. Returns weftInvalidUsage (error set)
-  // when one of them disagrees, else weftSuccess.
+  // After a transport failure: reads the headers not yet received, each at
+  // least once, for up to 500 ms in all (a closed connection ends its wait).
+  // A peer that found a mismatch may close its end at once, and we would
+  // blame its exit instead of the mismatch; its header was sent before that.
+  // Returns weftInvalidUsage (error set) when one of them disagrees, else
+  // weftSuccess.
   weftResult_t salvageHeaders();
   // "1,3": peers whose header has not arrived, i.e. that have not entered
   // this call (for the timeout sentence); "" when all did.
