@@ -46,6 +46,13 @@ weftResult_t runPlan(FlowPlan& plan, const FlowRunOptions& opts) {
     st[f].total = plan.numItems(f);
     if (st[f].total > 0) ++remaining;
   }
+  // A peer's failure ends the run: tell the plan how far each started
+  // receive got, so that it may read on from there (header_plan.h).
+  auto stopped = [&](weftResult_t r) {
+    for (int f = 0; f < nflows; ++f)
+      if (!plan.isSend(f) && st[f].haveCur) plan.onStopped(f, st[f].next, st[f].offset);
+    return r;
+  };
   Backoff backoff(opts.spinUs, opts.yieldUs);
   bool deathSuspected = false;  // a peer's socket closed; confirmed after one more idle pass
   bool armed = false;           // doorbell armed, waiting for one more idle pass
@@ -88,7 +95,7 @@ weftResult_t runPlan(FlowPlan& plan, const FlowRunOptions& opts) {
             // Abort shuts the sockets down; say "aborted" rather than blame the peer.
             if (opts.abortFlag && opts.abortFlag->load())
               return setError(weftInvalidUsage, "communicator aborted");
-            return setError(r, "%s", lastError().c_str());
+            return stopped(setError(r, "%s", lastError().c_str()));
           }
           if (moved == 0) break;
           s.offset += moved;
@@ -220,7 +227,7 @@ weftResult_t runPlan(FlowPlan& plan, const FlowRunOptions& opts) {
         if (r != weftSuccess) {
           if (opts.abortFlag && opts.abortFlag->load())
             return setError(weftInvalidUsage, "communicator aborted");
-          return setError(r, "%s", lastError().c_str());
+          return stopped(setError(r, "%s", lastError().c_str()));
         }
       }
     }

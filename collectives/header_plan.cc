@@ -167,8 +167,9 @@ weftResult_t HeaderedPlan::salvageHeaders() {
   const auto deadline = std::chrono::steady_clock::now() + kSalvageTime;
   for (Flow& fl : flows_) {
     if (fl.send || fl.peer < 0 || fl.headerDone) continue;
-    CallHeader h;
-    size_t got = 0;
+    // Where the engine put the head item: its first `landed` bytes are there.
+    CallHeader& h = check_.theirs[fl.peer];
+    size_t got = fl.landed;
     bool gone = false;
     do {
       size_t moved = 0;
@@ -188,6 +189,15 @@ weftResult_t HeaderedPlan::salvageHeaders() {
     if (got == sizeof(h) && compareCall(check_, fl.peer, h) != weftSuccess) return weftInvalidUsage;
   }
   return weftSuccess;
+}
+
+void HeaderedPlan::onStopped(int f, int64_t index, size_t landed) {
+  Flow& fl = flows_[f];
+  if (index < headItems(fl)) {
+    if (fl.peer >= 0 && !fl.send) fl.landed = landed;
+    return;
+  }
+  if (fl.inner >= 0) inner_.onStopped(fl.inner, index - headItems(fl), landed);
 }
 
 std::string HeaderedPlan::missingPeers() const {

@@ -33,9 +33,11 @@ class HeaderedPlan : public FlowPlan {
   int64_t numItems(int f) const override;
   FlowItem item(int f, int64_t index) const override;
   void onReceived(int f, int64_t index) override;
+  void onStopped(int f, int64_t index, size_t landed) override;
   weftResult_t failure() const override { return failure_; }
   // After a transport failure: reads the headers not yet received, each at
-  // least once, for up to 500 ms in all (a closed connection ends its wait).
+  // least once, for up to 500 ms in all (a closed connection ends its wait),
+  // on from the bytes the engine had read (onStopped).
   // A peer that found a mismatch may close its end at once, and we would
   // blame its exit instead of the mismatch; its header was sent before that.
   // Returns weftInvalidUsage (error set) when one of them disagrees, else
@@ -56,6 +58,7 @@ class HeaderedPlan : public FlowPlan {
     size_t headBytes = 0;
     int64_t innerFrom = 0;    // first inner item after the head (1: item 0 left with the header)
     bool headerDone = false;  // receive: the header arrived and was compared
+    size_t landed = 0;        // receive: header bytes the engine read before a failure
   };
 
  private:

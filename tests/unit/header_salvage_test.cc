@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "collectives/call_header.h"
+#include "collectives/flow_engine.h"
 #include "collectives/header_plan.h"
 #include "core/call.h"
 #include "core/error.h"
@@ -22,9 +23,10 @@
 
 namespace {
 
-// Send side: takes everything. Receive side: hands out `ready` from
-// `readyAt` on; with `stallMs` > 0 each try stalls first (a slow machine);
-// `broken` fails every try (a closed connection).
+// Send side: takes everything. Receive side: hands out `ready`, only its
+// first `earlyBytes` before `readyAt` (a header split over two segments, the
+// second late); with `stallMs` > 0 each try stalls first (a slow machine);
+// `broken`, or the `failFromTry`th try on, fails (a closed connection).
 class MemChannel : public weft::Channel {
  public:
   weftResult_t trySend(const void*, size_t bytes, size_t* moved) override {
@@ -34,12 +36,16 @@ class MemChannel : public weft::Channel {
   weftResult_t tryRecv(void* data, size_t bytes, size_t* moved) override {
     ++tries;
     *moved = 0;
-    if (broken) return weft::setError(weftRemoteError, "%s closed its connection", name_.c_str());
+    if (broken || (failFromTry > 0 && tries >= failFromTry))
+      return weft::setError(weftRemoteError, "%s closed its connection", name_.c_str());
     if (stallMs > 0) std::this_thread::sleep_for(std::chrono::milliseconds(stallMs));
-    if (std::chrono::steady_clock::now() < readyAt) return weftSuccess;
-    const size_t n = std::min(bytes, ready.size());
+    size_t avail = ready.size();
+    if (std::chrono::steady_clock::now() < readyAt)
+      avail = taken < earlyBytes ? std::min(avail, earlyBytes - taken) : 0;
+    const size_t n = std::min(bytes, avail);
     if (n > 0) std::memcpy(data, ready.data(), n);  // an empty vector may have no data()
     ready.erase(ready.begin(), ready.begin() + static_cast<long>(n));
+    taken += n;
     *moved = n;
     return weftSuccess;
   }
@@ -51,9 +57,12 @@ class MemChannel : public weft::Channel {
   }
 
   std::vector<char> ready;
-  std::chrono::steady_clock::time_point readyAt{};  // `ready` is there from then on
+  std::chrono::steady_clock::time_point readyAt{};  // all of `ready` is there from then on
+  size_t earlyBytes = 0;
+  size_t taken = 0;
   int stallMs = 0;
   bool broken = false;
+  int failFromTry = 0;
   bool sharedMemory = false;  // a doorbell channel, whose peer may have
   bool exited = false;        // exited, leaving its FIFO readable
   int tries = 0;
@@ -72,6 +81,27 @@ class MemTable : public weft::ChannelTable {
 
  private:
   std::vector<MemChannel> send_, recv_;
+};
+
+// A collective that receives one item from rank 1 over `channel`, which is
+// not the header's (a large call's data over TCP has its own connection).
+class OneReceive : public weft::FlowPlan {
+ public:
+  explicit OneReceive(weft::Channel* channel) : channel_(channel) {}
+  int numFlows() const override { return 1; }
+  weft::Channel* channel(int) const override { return channel_; }
+  bool isSend(int) const override { return false; }
+  int64_t numItems(int) const override { return 1; }
+  weft::FlowItem item(int, int64_t) const override {
+    weft::FlowItem it;
+    it.data = const_cast<char*>(buf_);
+    it.bytes = sizeof(buf_);
+    return it;
+  }
+
+ private:
+  weft::Channel* channel_;
+  char buf_[64] = {};
 };
 
 // A collective with no data flows: only the headers move.
@@ -135,6 +165,33 @@ TEST(HeaderSalvage, WaitsForAHeaderDeliveredLate) {
   weft::HeaderedPlan plan(r.none, r.check);
   EXPECT_EQ(plan.salvageHeaders(), weftInvalidUsage);
   EXPECT_NE(weft::lastError().find("the roots differ (2 vs 0)"), std::string::npos)
+      << weft::lastError();
+}
+
+// The engine read the first 10 bytes of rank 1's header when rank 1's data
+// connection closed; the rest comes later. The salvage must read on from
+// byte 10, not take the rest for a header of its own.
+TEST(HeaderSalvage, ReadsOnFromWhereTheEngineStopped) {
+  MemTable headers(2);
+  MemChannel data;
+  data.failFromTry = 2;  // the engine's second pass meets the close
+  put(headers.recv(1), reduceHeader(1));
+  headers.recv(1).earlyBytes = 10;
+  headers.recv(1).readyAt = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+  weft::CallCheck check;
+  check.mine = reduceHeader(0);
+  check.pending = true;
+  check.rank = 0;
+  check.nranks = 2;
+  check.channels = &headers;
+  OneReceive plan(&data);
+  weft::FlowRunOptions opts;
+  opts.timeoutSec = 10;
+  opts.check = &check;
+  EXPECT_EQ(weft::runFlows(plan, opts), weftInvalidUsage) << weft::lastError();
+  EXPECT_GE(data.tries, 2);
+  EXPECT_NE(weft::lastError().find("rank 1 called reduce #1 (300000 x float, sum, root 1)"),
+            std::string::npos)
       << weft::lastError();
 }
 
