@@ -3,6 +3,9 @@
 #include "process_group_weft.h"
 
 #include <c10/util/Exception.h>
+#include <pybind11/pybind11.h>
+
+#include <optional>
 
 namespace weft_torch {
 
@@ -13,7 +16,15 @@ ProcessGroupWeft::ProcessGroupWeft(const c10::intrusive_ptr<c10d::Store>& store,
       comm_(std::make_unique<WeftComm>(store, rank, size)),
       completions_(std::make_unique<CompletionQueue>()) {}
 
+// Python drops its last reference to a group with the GIL held, so this often
+// starts holding it. The completion thread may need the GIL to finish what is
+// queued (a future's Python callback; the last reference to a tensor whose
+// Python object torch kept alive from C++), and joining it while holding the
+// GIL deadlocked. The GIL is let go for the wait, as torch does for its own
+// groups, and taken back before returning to Python.
 ProcessGroupWeft::~ProcessGroupWeft() {
+  std::optional<pybind11::gil_scoped_release> unlocked;
+  if (Py_IsInitialized() && PyGILState_Check()) unlocked.emplace();
   completions_.reset();  // every queued Work completes before the communicator goes
   comm_.reset();
 }

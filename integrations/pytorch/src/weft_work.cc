@@ -61,23 +61,44 @@ void WeftWork::complete(std::exception_ptr error) {
   }
 }
 
-CompletionQueue::CompletionQueue() : thread_([this] { loop(); }) {}
+CompletionQueue::CompletionQueue()
+    : state_(std::make_shared<State>()), thread_([state = state_] { loop(state); }) {}
 
 CompletionQueue::~CompletionQueue() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
+  if (std::this_thread::get_id() != thread_.get_id()) {
+    {
+      std::lock_guard<std::mutex> lock(state_->mu);
+      state_->stopping = true;
+    }
+    state_->cv.notify_all();
+    thread_.join();
+    return;
   }
-  cv_.notify_all();
-  thread_.join();
+  // On the completion thread, inside a callback: nothing else can queue work
+  // (the group is going), so what is queued is completed here, before the
+  // communicator it waits on is destroyed.
+  for (;;) {
+    Entry e;
+    {
+      std::lock_guard<std::mutex> lock(state_->mu);
+      if (state_->queue.empty()) {
+        state_->stopping = true;
+        break;
+      }
+      e = std::move(state_->queue.front());
+      state_->queue.pop_front();
+    }
+    settle(e);
+  }
+  thread_.detach();  // it returns from the callback, finds `stopping` and ends
 }
 
 void CompletionQueue::push(Submission sub, std::vector<c10::intrusive_ptr<WeftWork>> works) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    queue_.push_back(Entry{std::move(sub), std::move(works)});
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->queue.push_back(Entry{std::move(sub), std::move(works)});
   }
-  cv_.notify_one();
+  state_->cv.notify_one();
 }
 
 // Waits for every request (each must be waited once, to be freed), keeps the
@@ -103,19 +124,23 @@ std::exception_ptr CompletionQueue::run(Submission& sub) {
   return nullptr;
 }
 
-void CompletionQueue::loop() {
+void CompletionQueue::settle(Entry& entry) {
+  std::exception_ptr error = run(entry.sub);
+  entry.sub.keepAlive.clear();
+  for (auto& w : entry.works) w->complete(error);
+}
+
+void CompletionQueue::loop(const std::shared_ptr<State>& state) {
   for (;;) {
     Entry e;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping, and everything is complete
-      e = std::move(queue_.front());
-      queue_.pop_front();
+      std::unique_lock<std::mutex> lock(state->mu);
+      state->cv.wait(lock, [&] { return state->stopping || !state->queue.empty(); });
+      if (state->queue.empty()) return;  // stopping, and everything is complete
+      e = std::move(state->queue.front());
+      state->queue.pop_front();
     }
-    std::exception_ptr error = run(e.sub);
-    e.sub.keepAlive.clear();
-    for (auto& w : e.works) w->complete(error);
+    settle(e);
   }
 }
 

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -45,7 +46,11 @@ class WeftWork : public c10d::Work {
 class CompletionQueue {
  public:
   CompletionQueue();
-  ~CompletionQueue();  // completes what is queued, then stops the thread
+  // Completes what is queued, then stops the thread. Called from that thread
+  // itself (a Future callback dropped the group's last reference), it cannot
+  // join it: it completes the rest of the queue in place and lets the thread
+  // run out on its own reference to the shared state.
+  ~CompletionQueue();
 
   // Queues the submission; `works` complete when its requests have.
   void push(Submission sub, std::vector<c10::intrusive_ptr<WeftWork>> works);
@@ -55,14 +60,21 @@ class CompletionQueue {
     Submission sub;
     std::vector<c10::intrusive_ptr<WeftWork>> works;
   };
-  void loop();
+  // Owned jointly by the queue and its thread, so that the thread never
+  // touches a queue destroyed under it.
+  struct State {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<Entry> queue;
+    bool stopping = false;
+  };
+  static void loop(const std::shared_ptr<State>& state);
+  // Waits for the entry's requests, then completes its Works.
+  static void settle(Entry& entry);
   static std::exception_ptr run(Submission& sub);
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Entry> queue_;
-  bool stopping_ = false;
-  std::thread thread_;
+  std::shared_ptr<State> state_;
+  std::thread thread_;  // after state_: it starts with a copy of it
 };
 
 }  // namespace weft_torch
