@@ -37,7 +37,8 @@ at::Tensor& ProcessGroupWeft::single(std::vector<at::Tensor>& tensors, const cha
 
 ProcessGroupWeft::WorkPtr ProcessGroupWeft::enqueue(Submission sub, c10d::OpType type) {
   ++seq_;
-  auto work = c10::make_intrusive<WeftWork>(rank_, type, sub.outputs, timeout_);
+  auto work =
+      c10::make_intrusive<WeftWork>(rank_, type, sub.outputs, timeout_, completions_->state());
   if (sub.requests.empty() && comm_->coalescing()) {
     coalesced_.push_back(work);  // completes with the batch, in endCoalescing
   } else {

@@ -9,10 +9,11 @@
 namespace weft_torch {
 
 WeftWork::WeftWork(int rank, c10d::OpType type, std::vector<at::Tensor> outputs,
-                   std::chrono::milliseconds defaultTimeout)
+                   std::chrono::milliseconds defaultTimeout, std::weak_ptr<CompletionState> queue)
     : c10d::Work(rank, type),
       outputs_(std::move(outputs)),
       defaultTimeout_(defaultTimeout),
+      queue_(std::move(queue)),
       future_(
           c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()))) {
 }
@@ -36,6 +37,10 @@ std::vector<at::Tensor> WeftWork::result() { return outputs_; }
 
 bool WeftWork::wait(std::chrono::milliseconds timeout) {
   if (timeout.count() <= 0) timeout = defaultTimeout_;
+  // A callback waiting (a synchronous collective inside `then`) would wait
+  // for its own thread until the timeout.
+  if (std::shared_ptr<CompletionState> queue = queue_.lock())
+    CompletionQueue::completeInPlace(*queue, this);
   std::unique_lock<std::mutex> lock(mutex_);
   if (!cv_.wait_for(lock, timeout, [this] { return completed_; })) {
     TORCH_CHECK(false, "weft: operation timed out after ", timeout.count(),
@@ -62,7 +67,9 @@ void WeftWork::complete(std::exception_ptr error) {
 }
 
 CompletionQueue::CompletionQueue()
-    : state_(std::make_shared<State>()), thread_([state = state_] { loop(state); }) {}
+    : state_(std::make_shared<CompletionState>()), thread_([state = state_] { loop(state); }) {
+  state_->worker = thread_.get_id();
+}
 
 CompletionQueue::~CompletionQueue() {
   if (std::this_thread::get_id() != thread_.get_id()) {
@@ -77,18 +84,10 @@ CompletionQueue::~CompletionQueue() {
   // On the completion thread, inside a callback: nothing else can queue work
   // (the group is going), so what is queued is completed here, before the
   // communicator it waits on is destroyed.
-  for (;;) {
-    Entry e;
-    {
-      std::lock_guard<std::mutex> lock(state_->mu);
-      if (state_->queue.empty()) {
-        state_->stopping = true;
-        break;
-      }
-      e = std::move(state_->queue.front());
-      state_->queue.pop_front();
-    }
-    settle(e);
+  completeInPlace(*state_, nullptr);
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->stopping = true;
   }
   thread_.detach();  // it returns from the callback, finds `stopping` and ends
 }
@@ -99,6 +98,20 @@ void CompletionQueue::push(Submission sub, std::vector<c10::intrusive_ptr<WeftWo
     state_->queue.push_back(Entry{std::move(sub), std::move(works)});
   }
   state_->cv.notify_one();
+}
+
+void CompletionQueue::completeInPlace(CompletionState& state, WeftWork* until) {
+  if (std::this_thread::get_id() != state.worker) return;
+  while (until == nullptr || !until->isCompleted()) {
+    Entry e;
+    {
+      std::lock_guard<std::mutex> lock(state.mu);
+      if (state.queue.empty()) return;  // `until` was never queued (an open batch)
+      e = std::move(state.queue.front());
+      state.queue.pop_front();
+    }
+    settle(e);
+  }
 }
 
 // Waits for every request (each must be waited once, to be freed), keeps the
@@ -130,7 +143,7 @@ void CompletionQueue::settle(Entry& entry) {
   for (auto& w : entry.works) w->complete(error);
 }
 
-void CompletionQueue::loop(const std::shared_ptr<State>& state) {
+void CompletionQueue::loop(const std::shared_ptr<CompletionState>& state) {
   for (;;) {
     Entry e;
     {

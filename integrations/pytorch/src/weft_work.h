@@ -4,7 +4,9 @@
 // oldest entry's requests, runs its copy-out, then marks its Works (and their
 // Futures, which DistributedDataParallel chains on) complete. Future callbacks
 // run on this thread; it holds no lock while they run, so a callback may issue
-// further collectives.
+// further collectives, and may even wait for them: Work::wait called on this
+// thread completes the queue up to that Work in place, since the thread that
+// would otherwise complete it is the one waiting.
 #pragma once
 
 #include <ATen/core/ivalue.h>
@@ -21,10 +23,13 @@
 
 namespace weft_torch {
 
+struct CompletionState;
+
 class WeftWork : public c10d::Work {
  public:
+  // `queue` is the group's completion queue (the Work may outlive it).
   WeftWork(int rank, c10d::OpType type, std::vector<at::Tensor> outputs,
-           std::chrono::milliseconds defaultTimeout);
+           std::chrono::milliseconds defaultTimeout, std::weak_ptr<CompletionState> queue);
 
   bool isCompleted() override;
   bool isSuccess() const override;
@@ -40,7 +45,23 @@ class WeftWork : public c10d::Work {
  private:
   std::vector<at::Tensor> outputs_;
   std::chrono::milliseconds defaultTimeout_;
+  std::weak_ptr<CompletionState> queue_;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
+};
+
+// What a CompletionQueue and its thread share. The thread holds its own
+// reference, so it never touches a queue destroyed under it; Works hold a weak
+// one, to complete the queue in place when waited on from its thread.
+struct CompletionState {
+  struct Entry {
+    Submission sub;
+    std::vector<c10::intrusive_ptr<WeftWork>> works;
+  };
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Entry> queue;
+  bool stopping = false;
+  std::thread::id worker;  // the completion thread; set before any Work exists
 };
 
 class CompletionQueue {
@@ -54,26 +75,22 @@ class CompletionQueue {
 
   // Queues the submission; `works` complete when its requests have.
   void push(Submission sub, std::vector<c10::intrusive_ptr<WeftWork>> works);
+  // For Works to hold.
+  std::weak_ptr<CompletionState> state() const { return state_; }
+
+  // On the completion thread only (else nothing): completes queued entries
+  // here, oldest first, until `until` is complete (nullptr: the queue is
+  // empty). Entries still complete one at a time and in order.
+  static void completeInPlace(CompletionState& state, WeftWork* until);
 
  private:
-  struct Entry {
-    Submission sub;
-    std::vector<c10::intrusive_ptr<WeftWork>> works;
-  };
-  // Owned jointly by the queue and its thread, so that the thread never
-  // touches a queue destroyed under it.
-  struct State {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::deque<Entry> queue;
-    bool stopping = false;
-  };
-  static void loop(const std::shared_ptr<State>& state);
+  using Entry = CompletionState::Entry;
+  static void loop(const std::shared_ptr<CompletionState>& state);
   // Waits for the entry's requests, then completes its Works.
   static void settle(Entry& entry);
   static std::exception_ptr run(Submission& sub);
 
-  std::shared_ptr<State> state_;
+  std::shared_ptr<CompletionState> state_;
   std::thread thread_;  // after state_: it starts with a copy of it
 };
 

@@ -1,4 +1,5 @@
-"""Tearing a weft group down while its completion thread still needs Python.
+"""A weft group's completion thread: what runs on it, and tearing the group
+down while it still needs Python.
 
 Python drops the last reference to a group with the GIL held, so the group's
 destructor starts with it. The destructor waits for the group's completion
@@ -9,7 +10,10 @@ hang in destroy_process_group, seen once in CI). Each case makes the thread
 need the GIL while the destructor waits: rank 1 joins the collective late,
 so it completes only after rank 0 has started tearing its group down.
 The last case drops the group's last reference from a callback, so that the
-destructor runs on the completion thread itself, which cannot join itself."""
+destructor runs on the completion thread itself, which cannot join itself.
+A callback may also wait for a collective of its own group, which only that
+thread would complete."""
+import datetime
 import sys
 import time
 
@@ -70,10 +74,33 @@ def last_reference_dropped_by_a_callback(rank, world):
     assert torch.equal(first, torch.full((10,), float(world))), "queued allreduce result"
 
 
+def sync_collective_in_a_callback(rank, world):
+    """A callback runs a synchronous allreduce on its own group; an allreduce
+    queued before it must complete first (calls complete in order)."""
+    group = dist.new_group(backend="weft", timeout=datetime.timedelta(seconds=20))
+    a, b, inner = torch.ones(10), torch.full((10,), 2.0), torch.full((4,), 3.0)
+    if rank == 1:
+        time.sleep(LATE_S)
+    first = dist.all_reduce(a, group=group, async_op=True)
+    second = dist.all_reduce(b, group=group, async_op=True)
+    order = []
+
+    def callback(_):
+        dist.all_reduce(inner, group=group)  # waits: on rank 0 on the completion thread
+        order.append(("inner", second.is_completed()))
+        return inner[0].item()
+
+    chained = first.get_future().then(callback)
+    assert chained.wait() == 3.0 * world, "the callback's allreduce"
+    assert order == [("inner", True)], f"completed out of order: {order}"
+    assert torch.equal(b, torch.full((10,), 2.0 * world)), "the allreduce queued before it"
+    dist.destroy_process_group(group)
+
+
 def body(rank, world):
     dist.init_process_group("gloo", rank=rank, world_size=world)
     for case in (then_callback_in_flight, tensor_released_in_flight,
-                 last_reference_dropped_by_a_callback):
+                 last_reference_dropped_by_a_callback, sync_collective_in_a_callback):
         start = time.monotonic()
         case(rank, world)
         took = time.monotonic() - start
