@@ -3,6 +3,8 @@
 // can hold it like its built-in backends. weft_torch/__init__.py registers the
 // backend name. Construction releases the GIL: it waits on the store and on
 // weft's rendezvous, which other threads of this process may need to progress.
+// At exit, an atexit hook completes work still in flight while Python can still
+// run its callbacks (CompletionQueue::drainAll).
 #include <pybind11/chrono.h>
 #include <torch/csrc/utils/pybind.h>
 
@@ -22,6 +24,12 @@ PYBIND11_MODULE(_C, m) {
            }),
            py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout"),
            py::call_guard<py::gil_scoped_release>());
+  // Registered after torch.distributed's import, so it runs before any hook
+  // torch registered (atexit runs hooks last in, first out).
+  py::module::import("atexit").attr("register")(py::cpp_function([] {
+    py::gil_scoped_release unlocked;  // the completion threads may need it
+    weft_torch::CompletionQueue::drainAll();
+  }));
   int version = 0;
   weftGetVersion(&version);
   m.attr("weft_version") = version;

@@ -3,10 +3,29 @@
 
 #include <c10/util/Exception.h>
 
+#include <algorithm>
+
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace weft_torch {
+
+namespace {
+
+// Every live group's completion state, for drainAll. Never destroyed: a
+// detached completion thread may outlive static destruction.
+struct Registry {
+  std::mutex mu;
+  std::vector<std::weak_ptr<CompletionState>> states;
+};
+
+Registry& registry() {
+  static Registry* r = new Registry;
+  return *r;
+}
+
+}  // namespace
 
 WeftWork::WeftWork(int rank, c10d::OpType type, std::vector<at::Tensor> outputs,
                    std::chrono::milliseconds defaultTimeout, std::weak_ptr<CompletionState> queue)
@@ -69,6 +88,11 @@ void WeftWork::complete(std::exception_ptr error) {
 CompletionQueue::CompletionQueue()
     : state_(std::make_shared<CompletionState>()), thread_([state = state_] { loop(state); }) {
   state_->worker = thread_.get_id();
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto gone = [](const std::weak_ptr<CompletionState>& w) { return w.expired(); };
+  r.states.erase(std::remove_if(r.states.begin(), r.states.end(), gone), r.states.end());
+  r.states.push_back(state_);
 }
 
 CompletionQueue::~CompletionQueue() {
@@ -103,15 +127,47 @@ void CompletionQueue::push(Submission sub, std::vector<c10::intrusive_ptr<WeftWo
 void CompletionQueue::completeInPlace(CompletionState& state, WeftWork* until) {
   if (std::this_thread::get_id() != state.worker) return;
   while (until == nullptr || !until->isCompleted()) {
+    if (!settleOldest(state)) return;  // empty: `until` was never queued (an open batch)
+  }
+}
+
+void CompletionQueue::drainAll() {
+  std::vector<std::shared_ptr<CompletionState>> live;
+  {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    for (const auto& w : r.states) {
+      if (std::shared_ptr<CompletionState> s = w.lock()) live.push_back(std::move(s));
+    }
+  }
+  for (const auto& s : live) {
+    if (std::this_thread::get_id() == s->worker) {
+      completeInPlace(*s, nullptr);
+      continue;
+    }
+    std::unique_lock<std::mutex> lock(s->mu);
+    s->idle.wait(lock, [&] { return s->queue.empty() && s->settling == 0; });
+  }
+}
+
+bool CompletionQueue::settleOldest(CompletionState& state) {
+  {
     Entry e;
     {
       std::lock_guard<std::mutex> lock(state.mu);
-      if (state.queue.empty()) return;  // `until` was never queued (an open batch)
+      if (state.queue.empty()) return false;
       e = std::move(state.queue.front());
       state.queue.pop_front();
+      ++state.settling;
     }
     settle(e);
+  }  // the entry's last references (tensors, Works) go before it counts as settled
+  {
+    std::lock_guard<std::mutex> lock(state.mu);
+    --state.settling;
   }
+  state.idle.notify_all();
+  return true;
 }
 
 // Waits for every request (each must be waited once, to be freed), keeps the
@@ -145,15 +201,12 @@ void CompletionQueue::settle(Entry& entry) {
 
 void CompletionQueue::loop(const std::shared_ptr<CompletionState>& state) {
   for (;;) {
-    Entry e;
     {
       std::unique_lock<std::mutex> lock(state->mu);
       state->cv.wait(lock, [&] { return state->stopping || !state->queue.empty(); });
       if (state->queue.empty()) return;  // stopping, and everything is complete
-      e = std::move(state->queue.front());
-      state->queue.pop_front();
     }
-    settle(e);
+    settleOldest(*state);  // only this thread takes entries off the queue
   }
 }
 

@@ -58,8 +58,10 @@ struct CompletionState {
     std::vector<c10::intrusive_ptr<WeftWork>> works;
   };
   std::mutex mu;
-  std::condition_variable cv;
+  std::condition_variable cv;    // the thread waits here for entries
+  std::condition_variable idle;  // drainAll waits here for the queue to empty
   std::deque<Entry> queue;
+  int settling = 0;  // entries taken off `queue` whose Works are not yet complete
   bool stopping = false;
   std::thread::id worker;  // the completion thread; set before any Work exists
 };
@@ -83,9 +85,19 @@ class CompletionQueue {
   // empty). Entries still complete one at a time and in order.
   static void completeInPlace(CompletionState& state, WeftWork* until);
 
+  // Waits until every group's queue is empty and settled. Called at
+  // interpreter exit (atexit, before Python finalizes) without the GIL: a
+  // script that ends with work in flight would otherwise have its Future
+  // callbacks run on a finalizing interpreter, which ends the completion
+  // thread mid-callback and aborts the process. Each entry's wait is bounded by
+  // weft's own timeout.
+  static void drainAll();
+
  private:
   using Entry = CompletionState::Entry;
   static void loop(const std::shared_ptr<CompletionState>& state);
+  // Takes the oldest entry and settles it; false if the queue was empty.
+  static bool settleOldest(CompletionState& state);
   // Waits for the entry's requests, then completes its Works.
   static void settle(Entry& entry);
   static std::exception_ptr run(Submission& sub);
