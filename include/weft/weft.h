@@ -82,7 +82,7 @@ typedef enum {
   weftProd = 1,
   weftMax = 2,
   weftMin = 3,
-  weftAvg = 4,
+  weftAvg = 4, /* sum / nranks; integers divide the wrapped sum (docs/api.md) */
   weftNumOps = 5
 } weftRedOp_t;
 

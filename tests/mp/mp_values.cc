@@ -30,11 +30,31 @@ T get(const void* src, size_t k) {
   return v;
 }
 
+// The sum v as an integer datatype holds it: sums wrap in the element type
+// (two's complement), as they do in weft and NCCL. Integer avg divides that
+// wrapped sum, so it differs from v / nranks once the sum overflows the type
+// (uint8 inputs here past 6 ranks). 64-bit types keep v.
+[[gnu::noinline]] int64_t wrapToType(weftDataType_t dt, int64_t v) {
+  switch (dt) {
+    case weftInt8:
+      return static_cast<int8_t>(v);
+    case weftUint8:
+      return static_cast<uint8_t>(v);
+    case weftInt32:
+      return static_cast<int32_t>(v);
+    case weftUint32:
+      return static_cast<uint32_t>(v);
+    default:
+      return v;
+  }
+}
+
 // Writes the exact integer v (or, for avg, v / nranks) as element k of dst.
 [[gnu::noinline]] void putValue(weftDataType_t dt, void* dst, size_t k, int64_t v, int divisor) {
   const double q = static_cast<double>(v) / divisor;
   const float qf = static_cast<float>(v) / static_cast<float>(divisor);
-  const int64_t qi = v / divisor;  // truncates toward zero, as integer avg does
+  // Truncates toward zero, as integer avg does.
+  const int64_t qi = divisor == 1 ? v : wrapToType(dt, v) / divisor;
   switch (dt) {
     case weftInt8:
       put<int8_t>(dst, k, static_cast<int8_t>(qi));
