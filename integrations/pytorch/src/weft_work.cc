@@ -4,7 +4,6 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
-
 #include <stdexcept>
 #include <string>
 #include <vector>

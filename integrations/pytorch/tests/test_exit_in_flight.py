@@ -5,7 +5,8 @@ finalizes; a completion thread that later needs the GIL (a Future callback)
 is ended by CPython in the middle of the callback, which aborts the process
 (torch 1.13's gloo backend does exactly that). weft_torch's atexit hook
 completes what is in flight first, so callbacks run, including a callback
-that queues another collective. Rank 1 starts 1 s late, so the work is still
+that queues another collective (the last call of the script, so that both
+ranks call the same collectives in the same order). Rank 1 starts 1 s late, so the work is still
 in flight when rank 0 reaches the end of its script.
 
 Runs itself as the two ranks (plain processes: the exit is what is tested)."""
@@ -36,8 +37,10 @@ def rank_main(rank, world):
         chained = dist.all_reduce(again, async_op=True).get_future()
         chained.then(lambda f: print(f"second callback saw {f.value()[0][0].item()}", flush=True))
 
-    dist.all_reduce(t, async_op=True).get_future().then(first_done)
+    # Every rank must call its collectives in one order. The callback's allreduce
+    # is queued whenever the first completes, so nothing follows it here.
     dist.all_reduce(torch.ones(1 << 16), async_op=True)  # neither tensor nor Work kept
+    dist.all_reduce(t, async_op=True).get_future().then(first_done)
     print("script ends", flush=True)
 
 
