@@ -1,6 +1,6 @@
 // Integer weftAvg where the sum overflows the element type: the sum wraps
-// first and the wrapped sum is divided (docs/api.md, as NCCL's ncclAvg), the
-// same on every algorithm and every collective that reduces. 13 ranks in one
+// first and the wrapped sum is divided (docs/api.md, as NCCL's ncclAvg), on
+// both paths one node takes and on every collective that reduces. 13 ranks in one
 // process (weftCommInitAll), every rank contributing the same value, so each
 // expectation is one line of arithmetic:
 //   uint8 21 x 13 = 273 -> 17 (mod 256) -> 17 / 13 = 1   (exact avg would be 21)
@@ -39,7 +39,8 @@ std::string allReduceCase(weftComm_t comm, weftDataType_t dt, weftRedOp_t op, T 
 }
 
 std::string runRank(weftComm_t comm, int rank) {
-  // 64 elements take the one-round path, 300000 bytes per rank the ring.
+  // 64 elements take the one-round path; 300000 bytes per rank go through the
+  // peers' mapped outboxes (WEFT_DEBUG=INFO shows them being mapped).
   for (size_t count : {size_t{64}, size_t{300000}}) {
     std::string e = allReduceCase<uint8_t>(comm, weftUint8, weftAvg, 21, 1, count);
     if (e.empty()) e = allReduceCase<int8_t>(comm, weftInt8, weftAvg, -10, 9, count);
