@@ -1,6 +1,8 @@
 // mp_fault: the fault suite. Each trial forks N rank processes that run a
-// seeded random sequence of collectives (kind, size, root) on one
-// communicator, and breaks one rank (the victim) in one of three ways:
+// seeded random sequence of calls (kind, size, root) on one communicator:
+// blocking collectives, two non-blocking ones in flight at once, send/recv
+// pairs, and ring exchanges in a group (blocking and weftGroupEndAsync). It
+// breaks one rank (the victim) in one of three ways:
 //   kill-self  the victim SIGKILLs itself just before its k-th call;
 //   kill-any   this driver SIGKILLs the victim after a random delay, at
 //              whatever point of whatever collective it is in;

@@ -26,10 +26,54 @@ namespace {
 
 constexpr size_t kCounts[] = {1, 5, 64, 1000, 9000, 70000};
 
-// One random collective; every rank draws the same one from the same generator.
+// Two non-blocking calls in flight at once, then both waited for: a death
+// must fail the pending requests too, and weftWait must free each of them.
+weftResult_t asyncPair(weftComm_t comm, size_t count, int root, std::vector<float>& s,
+                       std::vector<float>& d) {
+  weftRequest_t a = nullptr, b = nullptr;
+  weftResult_t ra = weftAllReduceAsync(s.data(), d.data(), count, weftFloat32, weftSum, comm, &a);
+  weftResult_t rb =
+      weftBroadcastAsync(s.data() + count, d.data() + count, count, weftFloat32, root, comm, &b);
+  if (a) ra = weftWait(&a);
+  if (b) rb = weftWait(&b);
+  return ra != weftSuccess ? ra : rb;
+}
+
+// Ring exchange fused in a group: each rank sends to the next, receives from
+// the previous; `async` ends the group with weftGroupEndAsync and waits.
+weftResult_t groupRing(weftComm_t comm, int n, size_t count, bool async, std::vector<float>& s,
+                       std::vector<float>& d) {
+  int me = 0;
+  weftCommUserRank(comm, &me);
+  weftGroupStart();
+  weftSend(s.data(), count, weftFloat32, (me + 1) % n, comm, nullptr);
+  weftRecv(d.data(), count, weftFloat32, (me + n - 1) % n, comm, nullptr);
+  if (!async) return weftGroupEnd();
+  weftRequest_t req = nullptr;
+  weftResult_t r = weftGroupEndAsync(&req);
+  return req ? weftWait(&req) : r;
+}
+
+// Blocking pairs outside a group: ranks 2k and 2k+1 exchange, the even one
+// sending first; a last odd-numbered rank sits this call out.
+weftResult_t pairExchange(weftComm_t comm, int n, size_t count, std::vector<float>& s,
+                          std::vector<float>& d) {
+  int me = 0;
+  weftCommUserRank(comm, &me);
+  const int peer = me ^ 1;
+  if (peer >= n) return weftSuccess;
+  if (me % 2 == 0) {
+    weftResult_t r = weftSend(s.data(), count, weftFloat32, peer, comm, nullptr);
+    return r != weftSuccess ? r : weftRecv(d.data(), count, weftFloat32, peer, comm, nullptr);
+  }
+  weftResult_t r = weftRecv(d.data(), count, weftFloat32, peer, comm, nullptr);
+  return r != weftSuccess ? r : weftSend(s.data(), count, weftFloat32, peer, comm, nullptr);
+}
+
+// One random call; every rank draws the same one from the same generator.
 weftResult_t randomCall(std::mt19937_64& rng, weftComm_t comm, int n, std::vector<float>& s,
                         std::vector<float>& d) {
-  const unsigned kind = static_cast<unsigned>(rng() % 7);
+  const unsigned kind = static_cast<unsigned>(rng() % 11);
   const size_t count = kCounts[rng() % (sizeof(kCounts) / sizeof(kCounts[0]))];
   const int root = static_cast<int>(rng() % n);
   switch (kind) {
@@ -45,6 +89,14 @@ weftResult_t randomCall(std::mt19937_64& rng, weftComm_t comm, int n, std::vecto
       return weftReduceScatter(s.data(), d.data(), count, weftFloat32, weftSum, comm, nullptr);
     case 5:
       return weftAllToAll(s.data(), d.data(), count, weftFloat32, comm, nullptr);
+    case 6:
+      return asyncPair(comm, count, root, s, d);
+    case 7:
+      return groupRing(comm, n, count, false, s, d);
+    case 8:
+      return groupRing(comm, n, count, true, s, d);
+    case 9:
+      return pairExchange(comm, n, count, s, d);
     default:
       return weftBarrier(comm, nullptr);
   }
