@@ -41,6 +41,8 @@ ProcessGroupWeft::WorkPtr ProcessGroupWeft::enqueue(Submission sub, c10d::OpType
       c10::make_intrusive<WeftWork>(rank_, type, sub.outputs, timeout_, completions_->state());
   if (sub.requests.empty() && comm_->coalescing()) {
     coalesced_.push_back(work);  // completes with the batch, in endCoalescing
+    for (auto& t : sub.keepAlive) coalescedSub_.keepAlive.push_back(std::move(t));
+    for (auto& c : sub.copyBack) coalescedSub_.copyBack.push_back(std::move(c));
   } else {
     completions_->push(std::move(sub), {work});
   }
@@ -104,6 +106,7 @@ ProcessGroupWeft::WorkPtr ProcessGroupWeft::allgather_coalesced(
     Submission one = comm_->allgather(outs, inputs[i]);
     all.requests.insert(all.requests.end(), one.requests.begin(), one.requests.end());
     all.keepAlive.insert(all.keepAlive.end(), one.keepAlive.begin(), one.keepAlive.end());
+    all.copyBack.insert(all.copyBack.end(), one.copyBack.begin(), one.copyBack.end());
     if (one.finish) finishes.push_back(one.finish);
   }
   for (auto& list : outputLists) all.outputs.insert(all.outputs.end(), list.begin(), list.end());
@@ -179,7 +182,8 @@ ProcessGroupWeft::WorkPtr ProcessGroupWeft::barrier(const c10d::BarrierOptions&)
 void ProcessGroupWeft::startCoalescing() { comm_->beginCoalescing(); }
 
 void ProcessGroupWeft::endCoalescing(std::vector<WorkPtr>&) {
-  Submission batch;
+  Submission batch = std::move(coalescedSub_);
+  coalescedSub_ = Submission();
   batch.requests.push_back(comm_->endCoalescing());
   completions_->push(std::move(batch), std::move(coalesced_));
   coalesced_.clear();

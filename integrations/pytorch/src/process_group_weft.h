@@ -75,6 +75,7 @@ class ProcessGroupWeft : public WEFT_TORCH_BASE {
   std::unique_ptr<WeftComm> comm_;
   std::unique_ptr<CompletionQueue> completions_;
   std::vector<c10::intrusive_ptr<WeftWork>> coalesced_;  // p2p Works of the open batch
+  Submission coalescedSub_;  // their stand-ins and copies (tensor_staging.h), done with the batch
   uint64_t seq_ = 0;
 };
 

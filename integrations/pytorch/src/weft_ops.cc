@@ -5,6 +5,8 @@
 
 #include <c10/util/Exception.h>
 
+#include "tensor_staging.h"
+
 #include <cstring>
 #include <numeric>
 
@@ -66,17 +68,7 @@ weftRedOp_t toWeft(const c10d::ReduceOp& op) {
   }
 }
 
-// CPU, strided, contiguous: weft reads and writes the storage directly.
-void checkTensor(const at::Tensor& t, const char* name) {
-  TORCH_CHECK(t.defined(), "weft: ", name, " is an undefined tensor");
-  TORCH_CHECK(t.device().is_cpu(), "weft: ", name, " is on ", t.device(),
-              "; this build of the weft backend takes CPU tensors only");
-  TORCH_CHECK(t.layout() == at::kStrided, "weft: ", name, " must be a dense (strided) tensor");
-  TORCH_CHECK(t.is_contiguous(), "weft: ", name, " must be contiguous");
-}
-
-void checkSame(const at::Tensor& a, const at::Tensor& b, const char* name) {
-  checkTensor(b, name);
+void checkSameType(const at::Tensor& a, const at::Tensor& b, const char* name) {
   TORCH_CHECK(a.scalar_type() == b.scalar_type(), "weft: ", name, " has dtype ", b.scalar_type(),
               " but the input has ", a.scalar_type());
 }
@@ -124,11 +116,11 @@ WeftComm::~WeftComm() {
   }
 }
 
-Submission WeftComm::allreduce(at::Tensor& t, const c10d::ReduceOp& op) {
-  checkTensor(t, "tensor");
+Submission WeftComm::allreduce(at::Tensor& user, const c10d::ReduceOp& op) {
   weftRedOp_t wop = toWeft(op);
   Submission s;
-  s.outputs = {t};
+  s.outputs = {user};
+  at::Tensor t = writable(user, "tensor", true, s);
   std::lock_guard<std::mutex> lock(mu_);
   weftRequest_t req = nullptr;
   check(weftAllReduceAsync(t.data_ptr(), t.data_ptr(), count(t), weftTypeOf(t.scalar_type()), wop,
@@ -142,8 +134,9 @@ Submission WeftComm::allreduceCoalesced(std::vector<at::Tensor>& ts, const c10d:
   TORCH_CHECK(!ts.empty(), "weft: allreduce_coalesced got no tensors");
   std::vector<at::Tensor> flat;
   for (auto& t : ts) {
-    checkSame(ts[0], t, "allreduce_coalesced tensor");
-    flat.push_back(t.view({-1}));
+    checkWritable(t, "allreduce_coalesced tensor");
+    checkSameType(ts[0], t, "allreduce_coalesced tensor");
+    flat.push_back(t.reshape({-1}));
   }
   at::Tensor staged = at::cat(flat);
   Submission s = allreduce(staged, op);
@@ -152,18 +145,18 @@ Submission WeftComm::allreduceCoalesced(std::vector<at::Tensor>& ts, const c10d:
   s.finish = [ts, staged]() {
     int64_t off = 0;
     for (const auto& t : ts) {
-      t.view({-1}).copy_(staged.narrow(0, off, t.numel()));
+      t.copy_(staged.narrow(0, off, t.numel()).view(t.sizes()));
       off += t.numel();
     }
   };
   return s;
 }
 
-Submission WeftComm::broadcast(at::Tensor& t, int root) {
-  checkTensor(t, "tensor");
+Submission WeftComm::broadcast(at::Tensor& user, int root) {
   checkRoot(root, size_, "broadcast");
   Submission s;
-  s.outputs = {t};
+  s.outputs = {user};
+  at::Tensor t = writable(user, "tensor", true, s);
   std::lock_guard<std::mutex> lock(mu_);
   weftRequest_t req = nullptr;
   check(weftBroadcastAsync(t.data_ptr(), t.data_ptr(), count(t), weftTypeOf(t.scalar_type()), root,
@@ -173,12 +166,12 @@ Submission WeftComm::broadcast(at::Tensor& t, int root) {
   return s;
 }
 
-Submission WeftComm::reduce(at::Tensor& t, int root, const c10d::ReduceOp& op) {
-  checkTensor(t, "tensor");
+Submission WeftComm::reduce(at::Tensor& user, int root, const c10d::ReduceOp& op) {
   checkRoot(root, size_, "reduce");
   weftRedOp_t wop = toWeft(op);
   Submission s;
-  s.outputs = {t};
+  s.outputs = {user};
+  at::Tensor t = writable(user, "tensor", true, s);
   std::lock_guard<std::mutex> lock(mu_);
   weftRequest_t req = nullptr;
   check(weftReduceAsync(t.data_ptr(), t.data_ptr(), count(t), weftTypeOf(t.scalar_type()), wop,
@@ -188,13 +181,16 @@ Submission WeftComm::reduce(at::Tensor& t, int root, const c10d::ReduceOp& op) {
   return s;
 }
 
-Submission WeftComm::allgatherBase(at::Tensor& output, at::Tensor& input) {
-  checkTensor(input, "input");
-  checkSame(input, output, "output");
-  TORCH_CHECK(output.numel() == input.numel() * size_, "weft: allgather output has ",
-              output.numel(), " elements, expected ", size_, " x ", input.numel());
+Submission WeftComm::allgatherBase(at::Tensor& userOutput, at::Tensor& userInput) {
+  checkTensor(userInput, "input");
+  checkWritable(userOutput, "output");
+  checkSameType(userInput, userOutput, "output");
+  TORCH_CHECK(userOutput.numel() == userInput.numel() * size_, "weft: allgather output has ",
+              userOutput.numel(), " elements, expected ", size_, " x ", userInput.numel());
   Submission s;
-  s.outputs = {output};
+  s.outputs = {userOutput};
+  at::Tensor input = readable(userInput, "input", s);
+  at::Tensor output = writable(userOutput, "output", false, s);
   std::lock_guard<std::mutex> lock(mu_);
   weftRequest_t req = nullptr;
   check(weftAllGatherAsync(input.data_ptr(), output.data_ptr(), count(input),
@@ -209,29 +205,33 @@ Submission WeftComm::allgather(std::vector<at::Tensor>& outputs, at::Tensor& inp
   TORCH_CHECK(static_cast<int>(outputs.size()) == size_, "weft: allgather needs ", size_,
               " output tensors, got ", outputs.size());
   for (auto& o : outputs) {
-    checkSame(input, o, "allgather output");
+    checkWritable(o, "allgather output");
+    checkSameType(input, o, "allgather output");
     TORCH_CHECK(o.numel() == input.numel(), "weft: allgather outputs must match the input size");
   }
   at::Tensor staged = at::empty({input.numel() * size_}, input.options());
   Submission s = allgatherBase(staged, input);
-  s.keepAlive = {staged};
+  s.keepAlive.push_back(staged);
   s.outputs = outputs;
   s.finish = [outputs, staged, n = input.numel()]() {
     for (size_t i = 0; i < outputs.size(); ++i)
-      outputs[i].view({-1}).copy_(staged.narrow(0, static_cast<int64_t>(i) * n, n));
+      outputs[i].copy_(staged.narrow(0, static_cast<int64_t>(i) * n, n).view(outputs[i].sizes()));
   };
   return s;
 }
 
-Submission WeftComm::reduceScatterBase(at::Tensor& output, at::Tensor& input,
+Submission WeftComm::reduceScatterBase(at::Tensor& userOutput, at::Tensor& userInput,
                                        const c10d::ReduceOp& op) {
-  checkTensor(input, "input");
-  checkSame(input, output, "output");
-  TORCH_CHECK(input.numel() == output.numel() * size_, "weft: reduce_scatter input has ",
-              input.numel(), " elements, expected ", size_, " x ", output.numel());
+  checkTensor(userInput, "input");
+  checkWritable(userOutput, "output");
+  checkSameType(userInput, userOutput, "output");
+  TORCH_CHECK(userInput.numel() == userOutput.numel() * size_, "weft: reduce_scatter input has ",
+              userInput.numel(), " elements, expected ", size_, " x ", userOutput.numel());
   weftRedOp_t wop = toWeft(op);
   Submission s;
-  s.outputs = {output};
+  s.outputs = {userOutput};
+  at::Tensor input = readable(userInput, "input", s);
+  at::Tensor output = writable(userOutput, "output", false, s);
   std::lock_guard<std::mutex> lock(mu_);
   weftRequest_t req = nullptr;
   check(weftReduceScatterAsync(input.data_ptr(), output.data_ptr(), count(output),
@@ -248,13 +248,14 @@ Submission WeftComm::reduceScatter(at::Tensor& output, std::vector<at::Tensor>& 
               " input tensors, got ", inputs.size());
   std::vector<at::Tensor> flat;
   for (auto& in : inputs) {
-    checkSame(output, in, "reduce_scatter input");
+    checkTensor(in, "reduce_scatter input");
+    checkSameType(output, in, "reduce_scatter input");
     TORCH_CHECK(in.numel() == output.numel(), "weft: reduce_scatter inputs must match the output");
-    flat.push_back(in.view({-1}));
+    flat.push_back(in.reshape({-1}));
   }
   at::Tensor staged = at::cat(flat);
   Submission s = reduceScatterBase(output, staged, op);
-  s.keepAlive = {staged};
+  s.keepAlive.push_back(staged);
   return s;
 }
 

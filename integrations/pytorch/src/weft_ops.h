@@ -14,6 +14,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "weft/weft.h"
@@ -22,11 +23,13 @@ namespace weft_torch {
 
 // What one torch call started. `requests` complete in order (one communicator);
 // `finish` runs once all of them succeeded (copies from staging into the
-// caller's tensors); `outputs` become the Work's result and Future value;
-// `keepAlive` holds staging tensors until then.
+// caller's tensors), then each `copyBack` pair is copied (caller's tensor <-
+// its contiguous stand-in, tensor_staging.h); `outputs` become the Work's
+// result and Future value; `keepAlive` holds staging tensors until then.
 struct Submission {
   std::vector<weftRequest_t> requests;
   std::function<void()> finish;
+  std::vector<std::pair<at::Tensor, at::Tensor>> copyBack;
   std::vector<at::Tensor> outputs;
   std::vector<at::Tensor> keepAlive;
 };

@@ -5,15 +5,11 @@
 // sender's split for a peer is the receiver's split for the sender.
 #include <c10/util/Exception.h>
 
+#include "tensor_staging.h"
 #include "weft_ops.h"
 
 namespace weft_torch {
 namespace {
-
-void checkCpuContiguous(const at::Tensor& t, const char* name) {
-  TORCH_CHECK(t.defined() && t.device().is_cpu() && t.layout() == at::kStrided && t.is_contiguous(),
-              "weft: ", name, " must be a defined, contiguous CPU tensor");
-}
 
 weftDataType_t dtypeOf(const at::Tensor& t) { return weftTypeOf(t.scalar_type()); }
 
@@ -43,15 +39,17 @@ weftRequest_t WeftComm::runGroup(const char* what, const std::function<void()>& 
   return req;
 }
 
-Submission WeftComm::alltoallBase(at::Tensor& output, at::Tensor& input,
+Submission WeftComm::alltoallBase(at::Tensor& userOutput, at::Tensor& userInput,
                                   const std::vector<int64_t>& outSplits,
                                   const std::vector<int64_t>& inSplits) {
-  checkCpuContiguous(input, "alltoall input");
-  checkCpuContiguous(output, "alltoall output");
-  TORCH_CHECK(input.scalar_type() == output.scalar_type(),
+  checkTensor(userInput, "alltoall input");
+  checkWritable(userOutput, "alltoall output");
+  TORCH_CHECK(userInput.scalar_type() == userOutput.scalar_type(),
               "weft: alltoall input and output dtypes differ");
   Submission s;
-  s.outputs = {output};
+  s.outputs = {userOutput};
+  at::Tensor input = readable(userInput, "alltoall input", s);
+  at::Tensor output = writable(userOutput, "alltoall output", false, s);
   if (outSplits.empty() && inSplits.empty()) {
     TORCH_CHECK(input.numel() % size_ == 0 && output.numel() == input.numel(),
                 "weft: alltoall without splits needs equal input and output sizes divisible by ",
@@ -109,16 +107,19 @@ Submission WeftComm::alltoallBase(at::Tensor& output, at::Tensor& input,
   return s;
 }
 
-Submission WeftComm::alltoall(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs) {
-  TORCH_CHECK(static_cast<int>(outputs.size()) == size_ && static_cast<int>(inputs.size()) == size_,
-              "weft: alltoall needs ", size_, " input and output tensors");
+Submission WeftComm::alltoall(std::vector<at::Tensor>& userOutputs,
+                              std::vector<at::Tensor>& userInputs) {
+  TORCH_CHECK(
+      static_cast<int>(userOutputs.size()) == size_ && static_cast<int>(userInputs.size()) == size_,
+      "weft: alltoall needs ", size_, " input and output tensors");
+  Submission s;
+  s.outputs = userOutputs;
+  std::vector<at::Tensor> inputs, outputs;
   for (int p = 0; p < size_; ++p) {
-    checkCpuContiguous(inputs[p], "alltoall input");
-    checkCpuContiguous(outputs[p], "alltoall output");
+    inputs.push_back(readable(userInputs[p], "alltoall input", s));
+    outputs.push_back(writable(userOutputs[p], "alltoall output", false, s));
   }
   outputs[rank_].copy_(inputs[rank_]);
-  Submission s;
-  s.outputs = outputs;
   std::lock_guard<std::mutex> lock(mu_);
   s.requests.push_back(runGroup("alltoall", [&]() {
     for (int p = 0; p < size_; ++p) {
@@ -130,16 +131,17 @@ Submission WeftComm::alltoall(std::vector<at::Tensor>& outputs, std::vector<at::
   return s;
 }
 
-Submission WeftComm::gather(std::vector<at::Tensor>& outputs, at::Tensor& input, int root) {
-  checkCpuContiguous(input, "gather input");
+Submission WeftComm::gather(std::vector<at::Tensor>& userOutputs, at::Tensor& userInput, int root) {
   TORCH_CHECK(root >= 0 && root < size_, "weft: gather root ", root, " is out of range");
   Submission s;
+  at::Tensor input = readable(userInput, "gather input", s);
+  std::vector<at::Tensor> outputs;
   if (rank_ == root) {
-    TORCH_CHECK(static_cast<int>(outputs.size()) == size_, "weft: gather needs ", size_,
+    TORCH_CHECK(static_cast<int>(userOutputs.size()) == size_, "weft: gather needs ", size_,
                 " output tensors on the root");
-    for (auto& o : outputs) checkCpuContiguous(o, "gather output");
+    for (auto& o : userOutputs) outputs.push_back(writable(o, "gather output", false, s));
     outputs[rank_].copy_(input);
-    s.outputs = outputs;
+    s.outputs = userOutputs;
   }
   std::lock_guard<std::mutex> lock(mu_);
   s.requests.push_back(runGroup("gather", [&]() {
@@ -154,15 +156,17 @@ Submission WeftComm::gather(std::vector<at::Tensor>& outputs, at::Tensor& input,
   return s;
 }
 
-Submission WeftComm::scatter(at::Tensor& output, std::vector<at::Tensor>& inputs, int root) {
-  checkCpuContiguous(output, "scatter output");
+Submission WeftComm::scatter(at::Tensor& userOutput, std::vector<at::Tensor>& userInputs,
+                             int root) {
   TORCH_CHECK(root >= 0 && root < size_, "weft: scatter root ", root, " is out of range");
   Submission s;
-  s.outputs = {output};
+  s.outputs = {userOutput};
+  at::Tensor output = writable(userOutput, "scatter output", false, s);
+  std::vector<at::Tensor> inputs;
   if (rank_ == root) {
-    TORCH_CHECK(static_cast<int>(inputs.size()) == size_, "weft: scatter needs ", size_,
+    TORCH_CHECK(static_cast<int>(userInputs.size()) == size_, "weft: scatter needs ", size_,
                 " input tensors on the root");
-    for (auto& in : inputs) checkCpuContiguous(in, "scatter input");
+    for (auto& in : userInputs) inputs.push_back(readable(in, "scatter input", s));
     output.copy_(inputs[rank_]);
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -194,13 +198,14 @@ Submission WeftComm::recv(at::Tensor& t, int peer) { return pointToPoint(t, peer
 
 // Inside batch_isend_irecv the call is recorded into the open weft group (the
 // batch's request covers it); otherwise it starts at once with its own request.
-Submission WeftComm::pointToPoint(at::Tensor& t, int peer, bool isSend) {
+Submission WeftComm::pointToPoint(at::Tensor& user, int peer, bool isSend) {
   const char* what = isSend ? "send" : "recv";
-  checkCpuContiguous(t, isSend ? "send tensor" : "recv tensor");
   TORCH_CHECK(peer >= 0 && peer < size_ && peer != rank_, "weft: ", what, " peer ", peer,
               " is out of range or this rank");
   Submission s;
-  s.outputs = {t};
+  s.outputs = {user};
+  at::Tensor t =
+      isSend ? readable(user, "send tensor", s) : writable(user, "recv tensor", false, s);
   std::lock_guard<std::mutex> lock(mu_);
   weftRequest_t req = nullptr;
   weftRequest_t* out = coalescing_ ? nullptr : &req;

@@ -183,9 +183,9 @@ std::exception_ptr CompletionQueue::run(Submission& sub) {
     }
   }
   if (!failure.empty()) return std::make_exception_ptr(std::runtime_error(failure));
-  if (!sub.finish) return nullptr;
   try {
-    sub.finish();
+    if (sub.finish) sub.finish();
+    for (auto& [user, standIn] : sub.copyBack) user.copy_(standIn);
   } catch (...) {
     return std::current_exception();
   }
@@ -195,6 +195,7 @@ std::exception_ptr CompletionQueue::run(Submission& sub) {
 void CompletionQueue::settle(Entry& entry) {
   std::exception_ptr error = run(entry.sub);
   entry.sub.keepAlive.clear();
+  entry.sub.copyBack.clear();
   for (auto& w : entry.works) w->complete(error);
 }
 
