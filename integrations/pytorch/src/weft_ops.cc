@@ -5,6 +5,7 @@
 
 #include <c10/util/Exception.h>
 
+#include "element_types.h"
 #include "tensor_staging.h"
 
 #include <cstring>
@@ -24,49 +25,7 @@ void check(weftResult_t rc, const char* what) {
 
 }  // namespace
 
-weftDataType_t weftTypeOf(at::ScalarType t) {
-  switch (t) {
-    case at::kChar:
-      return weftInt8;
-    case at::kByte:
-      return weftUint8;
-    case at::kInt:
-      return weftInt32;
-    case at::kLong:
-      return weftInt64;
-    case at::kHalf:
-      return weftFloat16;
-    case at::kBFloat16:
-      return weftBfloat16;
-    case at::kFloat:
-      return weftFloat32;
-    case at::kDouble:
-      return weftFloat64;
-    default:
-      TORCH_CHECK(false, "weft: unsupported tensor dtype ", t,
-                  " (weft has int8, uint8, int32, int64, float16, bfloat16, float32, float64)");
-  }
-}
-
 namespace {
-
-weftRedOp_t toWeft(const c10d::ReduceOp& op) {
-  switch (static_cast<c10d::ReduceOp::RedOpType>(op)) {
-    case c10d::ReduceOp::SUM:
-      return weftSum;
-    case c10d::ReduceOp::PRODUCT:
-      return weftProd;
-    case c10d::ReduceOp::MIN:
-      return weftMin;
-    case c10d::ReduceOp::MAX:
-      return weftMax;
-    case c10d::ReduceOp::AVG:
-      return weftAvg;
-    default:
-      TORCH_CHECK(false, "weft: unsupported ReduceOp ", static_cast<int>(op),
-                  " (weft has SUM, PRODUCT, MIN, MAX and AVG; no bitwise ops or PREMUL_SUM)");
-  }
-}
 
 void checkSameType(const at::Tensor& a, const at::Tensor& b, const char* name) {
   TORCH_CHECK(a.scalar_type() == b.scalar_type(), "weft: ", name, " has dtype ", b.scalar_type(),
@@ -77,8 +36,6 @@ void checkRoot(int root, int size, const char* what) {
   TORCH_CHECK(root >= 0 && root < size, "weft: ", what, " root ", root,
               " is out of range for a group of ", size);
 }
-
-size_t count(const at::Tensor& t) { return static_cast<size_t>(t.numel()); }
 
 }  // namespace
 
@@ -117,14 +74,14 @@ WeftComm::~WeftComm() {
 }
 
 Submission WeftComm::allreduce(at::Tensor& user, const c10d::ReduceOp& op) {
-  weftRedOp_t wop = toWeft(op);
+  checkTensor(user, "tensor");
+  const Reduced r = reducedAs(user, op);
   Submission s;
   s.outputs = {user};
   at::Tensor t = writable(user, "tensor", true, s);
   std::lock_guard<std::mutex> lock(mu_);
   weftRequest_t req = nullptr;
-  check(weftAllReduceAsync(t.data_ptr(), t.data_ptr(), count(t), weftTypeOf(t.scalar_type()), wop,
-                           comm_, &req),
+  check(weftAllReduceAsync(t.data_ptr(), t.data_ptr(), r.count, r.type, r.op, comm_, &req),
         "allreduce");
   s.requests.push_back(req);
   return s;
@@ -157,10 +114,10 @@ Submission WeftComm::broadcast(at::Tensor& user, int root) {
   Submission s;
   s.outputs = {user};
   at::Tensor t = writable(user, "tensor", true, s);
+  const Moved m = movedAs(t);
   std::lock_guard<std::mutex> lock(mu_);
   weftRequest_t req = nullptr;
-  check(weftBroadcastAsync(t.data_ptr(), t.data_ptr(), count(t), weftTypeOf(t.scalar_type()), root,
-                           comm_, &req),
+  check(weftBroadcastAsync(t.data_ptr(), t.data_ptr(), m.count, m.type, root, comm_, &req),
         "broadcast");
   s.requests.push_back(req);
   return s;
@@ -168,14 +125,14 @@ Submission WeftComm::broadcast(at::Tensor& user, int root) {
 
 Submission WeftComm::reduce(at::Tensor& user, int root, const c10d::ReduceOp& op) {
   checkRoot(root, size_, "reduce");
-  weftRedOp_t wop = toWeft(op);
+  checkTensor(user, "tensor");
+  const Reduced r = reducedAs(user, op);
   Submission s;
   s.outputs = {user};
   at::Tensor t = writable(user, "tensor", true, s);
   std::lock_guard<std::mutex> lock(mu_);
   weftRequest_t req = nullptr;
-  check(weftReduceAsync(t.data_ptr(), t.data_ptr(), count(t), weftTypeOf(t.scalar_type()), wop,
-                        root, comm_, &req),
+  check(weftReduceAsync(t.data_ptr(), t.data_ptr(), r.count, r.type, r.op, root, comm_, &req),
         "reduce");
   s.requests.push_back(req);
   return s;
@@ -191,10 +148,10 @@ Submission WeftComm::allgatherBase(at::Tensor& userOutput, at::Tensor& userInput
   s.outputs = {userOutput};
   at::Tensor input = readable(userInput, "input", s);
   at::Tensor output = writable(userOutput, "output", false, s);
+  const Moved m = movedAs(input);
   std::lock_guard<std::mutex> lock(mu_);
   weftRequest_t req = nullptr;
-  check(weftAllGatherAsync(input.data_ptr(), output.data_ptr(), count(input),
-                           weftTypeOf(input.scalar_type()), comm_, &req),
+  check(weftAllGatherAsync(input.data_ptr(), output.data_ptr(), m.count, m.type, comm_, &req),
         "allgather");
   s.requests.push_back(req);
   return s;
@@ -227,15 +184,15 @@ Submission WeftComm::reduceScatterBase(at::Tensor& userOutput, at::Tensor& userI
   checkSameType(userInput, userOutput, "output");
   TORCH_CHECK(userInput.numel() == userOutput.numel() * size_, "weft: reduce_scatter input has ",
               userInput.numel(), " elements, expected ", size_, " x ", userOutput.numel());
-  weftRedOp_t wop = toWeft(op);
+  const Reduced r = reducedAs(userOutput, op);
   Submission s;
   s.outputs = {userOutput};
   at::Tensor input = readable(userInput, "input", s);
   at::Tensor output = writable(userOutput, "output", false, s);
   std::lock_guard<std::mutex> lock(mu_);
   weftRequest_t req = nullptr;
-  check(weftReduceScatterAsync(input.data_ptr(), output.data_ptr(), count(output),
-                               weftTypeOf(input.scalar_type()), wop, comm_, &req),
+  check(weftReduceScatterAsync(input.data_ptr(), output.data_ptr(), r.count, r.type, r.op, comm_,
+                               &req),
         "reduce_scatter");
   s.requests.push_back(req);
   return s;

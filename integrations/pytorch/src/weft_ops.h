@@ -34,9 +34,6 @@ struct Submission {
   std::vector<at::Tensor> keepAlive;
 };
 
-// weft's datatype for a torch dtype; throws for dtypes weft lacks (bool, complex).
-weftDataType_t weftTypeOf(at::ScalarType t);
-
 // Throws c10::Error (a Python RuntimeError) carrying weft's sentence.
 [[noreturn]] void throwWeftError(weftResult_t rc, const char* what);
 

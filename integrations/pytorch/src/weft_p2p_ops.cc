@@ -5,22 +5,23 @@
 // sender's split for a peer is the receiver's split for the sender.
 #include <c10/util/Exception.h>
 
+#include "element_types.h"
 #include "tensor_staging.h"
 #include "weft_ops.h"
 
 namespace weft_torch {
 namespace {
 
-weftDataType_t dtypeOf(const at::Tensor& t) { return weftTypeOf(t.scalar_type()); }
-
 // Sends or receives a whole tensor inside an open group; returns the first failure.
 weftResult_t sendAll(const at::Tensor& t, int peer, weftComm_t comm) {
   if (t.numel() == 0) return weftSuccess;
-  return weftSend(t.data_ptr(), static_cast<size_t>(t.numel()), dtypeOf(t), peer, comm, nullptr);
+  const Moved m = movedAs(t);
+  return weftSend(t.data_ptr(), m.count, m.type, peer, comm, nullptr);
 }
 weftResult_t recvAll(const at::Tensor& t, int peer, weftComm_t comm) {
   if (t.numel() == 0) return weftSuccess;
-  return weftRecv(t.data_ptr(), static_cast<size_t>(t.numel()), dtypeOf(t), peer, comm, nullptr);
+  const Moved m = movedAs(t);
+  return weftRecv(t.data_ptr(), m.count, m.type, peer, comm, nullptr);
 }
 
 }  // namespace
@@ -54,11 +55,11 @@ Submission WeftComm::alltoallBase(at::Tensor& userOutput, at::Tensor& userInput,
     TORCH_CHECK(input.numel() % size_ == 0 && output.numel() == input.numel(),
                 "weft: alltoall without splits needs equal input and output sizes divisible by ",
                 size_);
+    const Moved m = movedAs(input);  // the whole tensor; each peer gets 1/size_ of it
     std::lock_guard<std::mutex> lock(mu_);
     weftRequest_t req = nullptr;
-    weftResult_t rc =
-        weftAllToAllAsync(input.data_ptr(), output.data_ptr(),
-                          static_cast<size_t>(input.numel() / size_), dtypeOf(input), comm_, &req);
+    weftResult_t rc = weftAllToAllAsync(input.data_ptr(), output.data_ptr(), m.count / size_,
+                                        m.type, comm_, &req);
     if (rc != weftSuccess) throwWeftError(rc, "alltoall");
     s.requests.push_back(req);
     return s;
@@ -209,13 +210,14 @@ Submission WeftComm::pointToPoint(at::Tensor& user, int peer, bool isSend) {
   std::lock_guard<std::mutex> lock(mu_);
   weftRequest_t req = nullptr;
   weftRequest_t* out = coalescing_ ? nullptr : &req;
+  const Moved m = movedAs(t);
   weftResult_t rc;
   if (coalescing_) {
-    rc = isSend ? weftSend(t.data_ptr(), t.numel(), dtypeOf(t), peer, comm_, nullptr)
-                : weftRecv(t.data_ptr(), t.numel(), dtypeOf(t), peer, comm_, nullptr);
+    rc = isSend ? weftSend(t.data_ptr(), m.count, m.type, peer, comm_, nullptr)
+                : weftRecv(t.data_ptr(), m.count, m.type, peer, comm_, nullptr);
   } else {
-    rc = isSend ? weftSendAsync(t.data_ptr(), t.numel(), dtypeOf(t), peer, comm_, out)
-                : weftRecvAsync(t.data_ptr(), t.numel(), dtypeOf(t), peer, comm_, out);
+    rc = isSend ? weftSendAsync(t.data_ptr(), m.count, m.type, peer, comm_, out)
+                : weftRecvAsync(t.data_ptr(), m.count, m.type, peer, comm_, out);
   }
   if (rc != weftSuccess) throwWeftError(rc, what);
   if (req != nullptr) s.requests.push_back(req);

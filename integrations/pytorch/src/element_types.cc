@@ -1,0 +1,109 @@
+// See element_types.h.
+#include "element_types.h"
+
+#include <c10/util/Exception.h>
+
+namespace weft_torch {
+namespace {
+
+bool known(at::ScalarType t) {
+  switch (t) {
+    case at::kChar:
+    case at::kByte:
+    case at::kInt:
+    case at::kLong:
+    case at::kHalf:
+    case at::kBFloat16:
+    case at::kFloat:
+    case at::kDouble:
+      return true;
+    default:
+      return false;
+  }
+}
+
+weftRedOp_t opOf(const c10d::ReduceOp& op) {
+  switch (static_cast<c10d::ReduceOp::RedOpType>(op)) {
+    case c10d::ReduceOp::SUM:
+      return weftSum;
+    case c10d::ReduceOp::PRODUCT:
+      return weftProd;
+    case c10d::ReduceOp::MIN:
+      return weftMin;
+    case c10d::ReduceOp::MAX:
+      return weftMax;
+    case c10d::ReduceOp::AVG:
+      return weftAvg;
+    default:
+      TORCH_CHECK(false, "weft: unsupported ReduceOp ", static_cast<int>(op),
+                  " (weft has SUM, PRODUCT, MIN, MAX and AVG; no bitwise ops or PREMUL_SUM)");
+  }
+}
+
+const char* opName(weftRedOp_t op) {
+  switch (op) {
+    case weftSum:
+      return "SUM";
+    case weftProd:
+      return "PRODUCT";
+    case weftMin:
+      return "MIN";
+    case weftMax:
+      return "MAX";
+    default:
+      return "AVG";
+  }
+}
+
+}  // namespace
+
+weftDataType_t weftTypeOf(at::ScalarType t) {
+  switch (t) {
+    case at::kChar:
+      return weftInt8;
+    case at::kByte:
+      return weftUint8;
+    case at::kInt:
+      return weftInt32;
+    case at::kLong:
+      return weftInt64;
+    case at::kHalf:
+      return weftFloat16;
+    case at::kBFloat16:
+      return weftBfloat16;
+    case at::kFloat:
+      return weftFloat32;
+    case at::kDouble:
+      return weftFloat64;
+    default:
+      TORCH_CHECK(false, "weft: cannot reduce tensors of dtype ", t,
+                  " (weft reduces int8, uint8, int32, int64, float16, bfloat16, float32, "
+                  "float64, and bool and complex as described in docs/pytorch.md)");
+  }
+}
+
+Moved movedAs(const at::Tensor& t) {
+  const size_t n = static_cast<size_t>(t.numel());
+  if (known(t.scalar_type())) return {weftTypeOf(t.scalar_type()), n};
+  return {weftUint8, n * t.element_size()};
+}
+
+Reduced reducedAs(const at::Tensor& t, const c10d::ReduceOp& torchOp) {
+  const weftRedOp_t op = opOf(torchOp);
+  const size_t n = static_cast<size_t>(t.numel());
+  const at::ScalarType type = t.scalar_type();
+  if (type == at::kBool) {
+    TORCH_CHECK(op != weftAvg, "weft: AVG of bool tensors has no bool result");
+    const weftRedOp_t asByte = op == weftSum ? weftMax : op == weftProd ? weftMin : op;
+    return {weftUint8, n, asByte};
+  }
+  if (type == at::kComplexFloat || type == at::kComplexDouble) {
+    TORCH_CHECK(op == weftSum || op == weftAvg, "weft: ", opName(op),
+                " of complex tensors is not defined (complex numbers have no order, and a "
+                "product mixes the parts); SUM and AVG work");
+    return {type == at::kComplexFloat ? weftFloat32 : weftFloat64, 2 * n, op};
+  }
+  return {weftTypeOf(type), n, op};
+}
+
+}  // namespace weft_torch

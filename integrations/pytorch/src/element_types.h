@@ -1,0 +1,42 @@
+// How the weft backend hands a torch dtype to weft. Calls that only move data
+// (broadcast, the gathers, all-to-all, scatter, send/recv) take any dtype:
+// one weft has no type for (bool, int16, complex, ...) travels as raw bytes,
+// which arrive unchanged. Reductions need weft to know the arithmetic:
+//   - complex: pairs of reals, for SUM and AVG (each part adds apart); complex
+//     numbers have no order, and a product mixes the parts, so MIN, MAX and
+//     PRODUCT are refused;
+//   - bool: uint8, with SUM as logical or and PRODUCT as logical and (so the
+//     result is still 0 or 1), MIN and MAX as they are; AVG refused. This is
+//     what torch's NCCL backend does with bool;
+//   - any other dtype weft lacks (int16, ...): refused with a sentence.
+#pragma once
+
+#include <ATen/ATen.h>
+#include <torch/csrc/distributed/c10d/Types.hpp>
+
+#include <cstddef>
+
+#include "weft/weft.h"
+
+namespace weft_torch {
+
+// weft's datatype for a torch dtype; throws for dtypes weft lacks.
+weftDataType_t weftTypeOf(at::ScalarType t);
+
+// What weft moves for a (contiguous) tensor: its elements, or its bytes.
+struct Moved {
+  weftDataType_t type;
+  size_t count;
+};
+Moved movedAs(const at::Tensor& t);
+
+// What weft reduces for a (contiguous) tensor under `op`; throws a sentence
+// for a dtype and op that have no meaning together.
+struct Reduced {
+  weftDataType_t type;
+  size_t count;
+  weftRedOp_t op;
+};
+Reduced reducedAs(const at::Tensor& t, const c10d::ReduceOp& op);
+
+}  // namespace weft_torch
