@@ -36,7 +36,8 @@ setup(
         library_dirs=lib_dirs,
         libraries=[f[2:] for f in libs if f.startswith("-l")],
         runtime_library_dirs=lib_dirs,
-        extra_compile_args=["-O2"],
+        # C++17, as the CMake build: torch 1.x's helper would otherwise add -std=c++14.
+        extra_compile_args=["-O2", "-std=c++17"],
     )],
     cmdclass={"build_ext": BuildExtension},
 )
