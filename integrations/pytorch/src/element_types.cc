@@ -40,21 +40,6 @@ weftRedOp_t opOf(const c10d::ReduceOp& op) {
   }
 }
 
-const char* opName(weftRedOp_t op) {
-  switch (op) {
-    case weftSum:
-      return "SUM";
-    case weftProd:
-      return "PRODUCT";
-    case weftMin:
-      return "MIN";
-    case weftMax:
-      return "MAX";
-    default:
-      return "AVG";
-  }
-}
-
 }  // namespace
 
 weftDataType_t weftTypeOf(at::ScalarType t) {
@@ -98,9 +83,9 @@ Reduced reducedAs(const at::Tensor& t, const c10d::ReduceOp& torchOp) {
     return {weftUint8, n, asByte};
   }
   if (type == at::kComplexFloat || type == at::kComplexDouble) {
-    TORCH_CHECK(op == weftSum || op == weftAvg, "weft: ", opName(op),
-                " of complex tensors is not defined (complex numbers have no order, and a "
-                "product mixes the parts); SUM and AVG work");
+    TORCH_CHECK(op == weftSum || op == weftAvg,
+                "weft: complex tensors reduce with SUM and AVG only (complex numbers have no "
+                "order for MIN and MAX, and a product mixes the parts)");
     return {type == at::kComplexFloat ? weftFloat32 : weftFloat64, 2 * n, op};
   }
   return {weftTypeOf(type), n, op};

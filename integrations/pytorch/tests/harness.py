@@ -77,3 +77,20 @@ def run(fn, world, *args, timeout=240, expect_dead=()):
         print(f"rank {r}: {status}\n{text}", file=sys.stderr)
     if bad:
         raise SystemExit(1)
+
+
+def check_still_works(world):
+    """After refused calls, the default group must still reduce correctly."""
+    import torch
+    import torch.distributed as dist
+    t = torch.ones(7)
+    dist.all_reduce(t)
+    if not torch.equal(t, torch.full((7,), float(world))):
+        raise AssertionError(f"all_reduce after the refusals: got {t.tolist()}")
+
+
+def main(fn, tag, default_world=3, timeout=240):
+    """Runs fn on argv[1] (default `default_world`) processes; prints 'TAG-PASS N ranks'."""
+    world = int(sys.argv[1]) if len(sys.argv) > 1 else default_world
+    run(fn, world, timeout=timeout)
+    print(f"{tag}-PASS {world} ranks")
