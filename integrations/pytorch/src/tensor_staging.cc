@@ -20,9 +20,15 @@ void checkWritable(const at::Tensor& t, const char* name) {
               "results; pass a tensor with memory of its own (.clone())");
 }
 
+void copyInto(const at::Tensor& dst, const at::Tensor& src) {
+  at::NoGradGuard data;
+  dst.copy_(src);
+}
+
 at::Tensor readable(const at::Tensor& t, const char* name, Submission& s) {
   checkTensor(t, name);
   if (t.is_contiguous()) return t;
+  at::NoGradGuard data;  // the copy is data for weft, not a step of a graph
   at::Tensor copy = t.contiguous();
   s.keepAlive.push_back(copy);
   return copy;
@@ -31,6 +37,7 @@ at::Tensor readable(const at::Tensor& t, const char* name, Submission& s) {
 at::Tensor writable(const at::Tensor& t, const char* name, bool inPlace, Submission& s) {
   checkWritable(t, name);
   if (t.is_contiguous()) return t;
+  at::NoGradGuard data;
   at::Tensor standIn = inPlace ? t.contiguous() : at::empty(t.sizes(), t.options());
   s.copyBack.emplace_back(t, standIn);
   return standIn;

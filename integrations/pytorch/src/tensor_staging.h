@@ -26,6 +26,11 @@ void checkWritable(const at::Tensor& t, const char* name);
 // keeps alive until its requests complete.
 at::Tensor readable(const at::Tensor& t, const char* name, Submission& s);
 
+// dst.copy_(src) with autograd off. A collective writes into its tensors as
+// data, as gloo does, also into a leaf parameter that requires grad (which an
+// autograd-tracked in-place copy refuses); every copy in the backend goes here.
+void copyInto(const at::Tensor& dst, const at::Tensor& src);
+
 // The tensor weft writes: `t` when contiguous, else a contiguous stand-in that
 // `s` copies into `t` once its requests and its `finish` succeeded. `inPlace`:
 // the stand-in starts with t's values (the operation reads them too).

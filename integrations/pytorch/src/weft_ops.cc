@@ -102,7 +102,7 @@ Submission WeftComm::allreduceCoalesced(std::vector<at::Tensor>& ts, const c10d:
   s.finish = [ts, staged]() {
     int64_t off = 0;
     for (const auto& t : ts) {
-      t.copy_(staged.narrow(0, off, t.numel()).view(t.sizes()));
+      copyInto(t, staged.narrow(0, off, t.numel()).view(t.sizes()));
       off += t.numel();
     }
   };
@@ -172,7 +172,8 @@ Submission WeftComm::allgather(std::vector<at::Tensor>& outputs, at::Tensor& inp
   s.outputs = outputs;
   s.finish = [outputs, staged, n = input.numel()]() {
     for (size_t i = 0; i < outputs.size(); ++i)
-      outputs[i].copy_(staged.narrow(0, static_cast<int64_t>(i) * n, n).view(outputs[i].sizes()));
+      copyInto(outputs[i],
+               staged.narrow(0, static_cast<int64_t>(i) * n, n).view(outputs[i].sizes()));
   };
   return s;
 }

@@ -96,7 +96,7 @@ Submission WeftComm::alltoallBase(at::Tensor& userOutput, at::Tensor& userInput,
   TORCH_CHECK(inBlocks[rank_].numel() == outBlocks[rank_].numel(), "weft: alltoall sends ",
               inBlocks[rank_].numel(), " elements to itself but expects ",
               outBlocks[rank_].numel());
-  outBlocks[rank_].copy_(inBlocks[rank_]);
+  copyInto(outBlocks[rank_], inBlocks[rank_]);
   std::lock_guard<std::mutex> lock(mu_);
   s.requests.push_back(runGroup("alltoall", [&]() {
     for (int p = 0; p < size_; ++p) {
@@ -120,7 +120,7 @@ Submission WeftComm::alltoall(std::vector<at::Tensor>& userOutputs,
     inputs.push_back(readable(userInputs[p], "alltoall input", s));
     outputs.push_back(writable(userOutputs[p], "alltoall output", false, s));
   }
-  outputs[rank_].copy_(inputs[rank_]);
+  copyInto(outputs[rank_], inputs[rank_]);
   std::lock_guard<std::mutex> lock(mu_);
   s.requests.push_back(runGroup("alltoall", [&]() {
     for (int p = 0; p < size_; ++p) {
@@ -141,7 +141,7 @@ Submission WeftComm::gather(std::vector<at::Tensor>& userOutputs, at::Tensor& us
     TORCH_CHECK(static_cast<int>(userOutputs.size()) == size_, "weft: gather needs ", size_,
                 " output tensors on the root");
     for (auto& o : userOutputs) outputs.push_back(writable(o, "gather output", false, s));
-    outputs[rank_].copy_(input);
+    copyInto(outputs[rank_], input);
     s.outputs = userOutputs;
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -168,7 +168,7 @@ Submission WeftComm::scatter(at::Tensor& userOutput, std::vector<at::Tensor>& us
     TORCH_CHECK(static_cast<int>(userInputs.size()) == size_, "weft: scatter needs ", size_,
                 " input tensors on the root");
     for (auto& in : userInputs) inputs.push_back(readable(in, "scatter input", s));
-    output.copy_(inputs[rank_]);
+    copyInto(output, inputs[rank_]);
   }
   std::lock_guard<std::mutex> lock(mu_);
   s.requests.push_back(runGroup("scatter", [&]() {

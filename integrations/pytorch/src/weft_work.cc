@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "tensor_staging.h"
+
 namespace weft_torch {
 
 namespace {
@@ -185,7 +187,7 @@ std::exception_ptr CompletionQueue::run(Submission& sub) {
   if (!failure.empty()) return std::make_exception_ptr(std::runtime_error(failure));
   try {
     if (sub.finish) sub.finish();
-    for (auto& [user, standIn] : sub.copyBack) user.copy_(standIn);
+    for (auto& [user, standIn] : sub.copyBack) copyInto(user, standIn);
   } catch (...) {
     return std::current_exception();
   }

@@ -4,8 +4,9 @@ so scripts pass them; weft runs them through contiguous stand-ins and must
 give each element its right value in logical order, also when the ranks'
 tensors have different layouts. The expected values come from every rank's
 known inputs (gloo is no reference here: on a slice with a step it returns
-wrong values). A tensor made by expand() cannot receive results: refused
-with a sentence, and the group still works after.
+wrong values). Parameters that require grad take results as data, as with
+gloo. A tensor made by expand() cannot receive results: refused with a
+sentence, and the group still works after.
 
 usage: test_layouts.py NPROCS"""
 import harness
@@ -140,6 +141,22 @@ def body(rank, world):
         for w in dist.batch_isend_irecv(ops):
             w.wait()
         expect(f"batch_isend_irecv {kind}", got, values(prv, SHAPE, salt=2))
+
+    # Parameters (leaves that require grad) take results as data, as with gloo:
+    # a channels_last conv weight, a transposed one, and a contiguous one whose
+    # own block an all-to-all copies locally.
+    for k in ["channels_last", "transposed", "contiguous"]:
+        p = torch.nn.Parameter(layout(values(rank, SHAPE), k))
+        dist.all_reduce(p)
+        expect(f"all_reduce Parameter {k}", p.detach(), total)
+        dist.broadcast(p, src=0)
+        expect(f"broadcast Parameter {k}", p.detach(), total)
+        p = torch.nn.Parameter(layout(torch.zeros((world * 2,) + SHAPE[1:]), k))
+        dist.all_to_all_single(p, torch.cat([values(rank, SHAPE, salt=q) for q in range(world)]),
+                               [2] * world, [2] * world)  # splits: the path with a local copy
+        expect(f"all_to_all_single into a Parameter {k}", p.detach(),
+               torch.cat([values(r, SHAPE, salt=rank) for r in range(world)]))
+        assert p.is_leaf and p.requires_grad and p.grad_fn is None
 
     # An expanded tensor shares memory between elements: refused, with a sentence.
     shared = torch.ones(1, 5).expand(4, 5)
