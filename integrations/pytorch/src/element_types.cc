@@ -6,16 +6,32 @@
 namespace weft_torch {
 namespace {
 
-bool known(at::ScalarType t) {
+// weft's own datatype for `t`, if it has one.
+bool lookup(at::ScalarType t, weftDataType_t* out) {
   switch (t) {
     case at::kChar:
+      *out = weftInt8;
+      return true;
     case at::kByte:
+      *out = weftUint8;
+      return true;
     case at::kInt:
+      *out = weftInt32;
+      return true;
     case at::kLong:
+      *out = weftInt64;
+      return true;
     case at::kHalf:
+      *out = weftFloat16;
+      return true;
     case at::kBFloat16:
+      *out = weftBfloat16;
+      return true;
     case at::kFloat:
+      *out = weftFloat32;
+      return true;
     case at::kDouble:
+      *out = weftFloat64;
       return true;
     default:
       return false;
@@ -43,33 +59,17 @@ weftRedOp_t opOf(const c10d::ReduceOp& op) {
 }  // namespace
 
 weftDataType_t weftTypeOf(at::ScalarType t) {
-  switch (t) {
-    case at::kChar:
-      return weftInt8;
-    case at::kByte:
-      return weftUint8;
-    case at::kInt:
-      return weftInt32;
-    case at::kLong:
-      return weftInt64;
-    case at::kHalf:
-      return weftFloat16;
-    case at::kBFloat16:
-      return weftBfloat16;
-    case at::kFloat:
-      return weftFloat32;
-    case at::kDouble:
-      return weftFloat64;
-    default:
-      TORCH_CHECK(false, "weft: cannot reduce tensors of dtype ", t,
-                  " (weft reduces int8, uint8, int32, int64, float16, bfloat16, float32, "
-                  "float64, and bool and complex as described in docs/pytorch.md)");
-  }
+  weftDataType_t type = weftFloat32;
+  TORCH_CHECK(lookup(t, &type), "weft: cannot reduce tensors of dtype ", t,
+              " (weft reduces int8, uint8, int32, int64, float16, bfloat16, float32, float64, and "
+              "bool and complex as described in docs/pytorch.md)");
+  return type;
 }
 
 Moved movedAs(const at::Tensor& t) {
   const size_t n = static_cast<size_t>(t.numel());
-  if (known(t.scalar_type())) return {weftTypeOf(t.scalar_type()), n};
+  weftDataType_t type = weftUint8;
+  if (lookup(t.scalar_type(), &type)) return {type, n};
   return {weftUint8, n * t.element_size()};
 }
 
