@@ -41,8 +41,7 @@ ProcessGroupWeft::WorkPtr ProcessGroupWeft::enqueue(Submission sub, c10d::OpType
       c10::make_intrusive<WeftWork>(rank_, type, sub.outputs, timeout_, completions_->state());
   if (sub.requests.empty() && comm_->coalescing()) {
     coalesced_.push_back(work);  // completes with the batch, in endCoalescing
-    for (auto& t : sub.keepAlive) coalescedSub_.keepAlive.push_back(std::move(t));
-    for (auto& c : sub.copyBack) coalescedSub_.copyBack.push_back(std::move(c));
+    coalescedSub_.absorbStaging(sub);
   } else {
     completions_->push(std::move(sub), {work});
   }
@@ -105,8 +104,7 @@ ProcessGroupWeft::WorkPtr ProcessGroupWeft::allgather_coalesced(
     }
     Submission one = comm_->allgather(outs, inputs[i]);
     all.requests.insert(all.requests.end(), one.requests.begin(), one.requests.end());
-    all.keepAlive.insert(all.keepAlive.end(), one.keepAlive.begin(), one.keepAlive.end());
-    all.copyBack.insert(all.copyBack.end(), one.copyBack.begin(), one.copyBack.end());
+    all.absorbStaging(one);
     if (one.finish) finishes.push_back(one.finish);
   }
   for (auto& list : outputLists) all.outputs.insert(all.outputs.end(), list.begin(), list.end());

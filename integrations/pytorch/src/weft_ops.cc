@@ -74,11 +74,10 @@ WeftComm::~WeftComm() {
 }
 
 Submission WeftComm::allreduce(at::Tensor& user, const c10d::ReduceOp& op) {
-  checkTensor(user, "tensor");
-  const Reduced r = reducedAs(user, op);
   Submission s;
   s.outputs = {user};
   at::Tensor t = writable(user, "tensor", true, s);
+  const Reduced r = reducedAs(t, op);
   std::lock_guard<std::mutex> lock(mu_);
   weftRequest_t req = nullptr;
   check(weftAllReduceAsync(t.data_ptr(), t.data_ptr(), r.count, r.type, r.op, comm_, &req),
@@ -125,11 +124,10 @@ Submission WeftComm::broadcast(at::Tensor& user, int root) {
 
 Submission WeftComm::reduce(at::Tensor& user, int root, const c10d::ReduceOp& op) {
   checkRoot(root, size_, "reduce");
-  checkTensor(user, "tensor");
-  const Reduced r = reducedAs(user, op);
   Submission s;
   s.outputs = {user};
   at::Tensor t = writable(user, "tensor", true, s);
+  const Reduced r = reducedAs(t, op);
   std::lock_guard<std::mutex> lock(mu_);
   weftRequest_t req = nullptr;
   check(weftReduceAsync(t.data_ptr(), t.data_ptr(), r.count, r.type, r.op, root, comm_, &req),

@@ -32,6 +32,15 @@ struct Submission {
   std::vector<std::pair<at::Tensor, at::Tensor>> copyBack;
   std::vector<at::Tensor> outputs;
   std::vector<at::Tensor> keepAlive;
+
+  // Takes over `other`'s staging and copy-backs, when one request (a batch,
+  // a coalesced call) completes several submissions' work.
+  void absorbStaging(Submission& other) {
+    for (auto& t : other.keepAlive) keepAlive.push_back(std::move(t));
+    for (auto& c : other.copyBack) copyBack.push_back(std::move(c));
+    other.keepAlive.clear();
+    other.copyBack.clear();
+  }
 };
 
 // Throws c10::Error (a Python RuntimeError) carrying weft's sentence.
