@@ -3,39 +3,25 @@
 
 #include <c10/util/Exception.h>
 
+#include <utility>
+
 namespace weft_torch {
 namespace {
 
-// weft's own datatype for `t`, if it has one.
+// The torch dtypes weft has a datatype of its own for.
+constexpr std::pair<at::ScalarType, weftDataType_t> kOwnTypes[] = {
+    {at::kChar, weftInt8},     {at::kByte, weftUint8},     {at::kInt, weftInt32},
+    {at::kLong, weftInt64},    {at::kHalf, weftFloat16},   {at::kBFloat16, weftBfloat16},
+    {at::kFloat, weftFloat32}, {at::kDouble, weftFloat64},
+};
+
 bool lookup(at::ScalarType t, weftDataType_t* out) {
-  switch (t) {
-    case at::kChar:
-      *out = weftInt8;
+  for (const auto& [torchType, weftType] : kOwnTypes)
+    if (torchType == t) {
+      *out = weftType;
       return true;
-    case at::kByte:
-      *out = weftUint8;
-      return true;
-    case at::kInt:
-      *out = weftInt32;
-      return true;
-    case at::kLong:
-      *out = weftInt64;
-      return true;
-    case at::kHalf:
-      *out = weftFloat16;
-      return true;
-    case at::kBFloat16:
-      *out = weftBfloat16;
-      return true;
-    case at::kFloat:
-      *out = weftFloat32;
-      return true;
-    case at::kDouble:
-      *out = weftFloat64;
-      return true;
-    default:
-      return false;
-  }
+    }
+  return false;
 }
 
 weftRedOp_t opOf(const c10d::ReduceOp& op) {
