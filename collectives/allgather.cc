@@ -4,10 +4,10 @@
 // (items in RingOrder, so a piece is forwarded while it is still cached).
 #include <cstring>
 
+#include "base/error.h"
 #include "collectives/coll_context.h"
 #include "collectives/reduce.h"
 #include "collectives/ring_schedule.h"
-#include "core/error.h"
 
 namespace weft {
 namespace {

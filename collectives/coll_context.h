@@ -26,6 +26,8 @@ class Scratch {
   size_t bytes_ = 0;
 };
 
+struct P2PWorkspace;
+
 struct CollContext {
   int rank = 0;
   int nranks = 1;
@@ -38,6 +40,7 @@ struct CollContext {
   // reference (FlowItem::stable; WEFT_SOCKET_SPLICE_MAX, 0: never).
   size_t stableCallMax = 0;
   Scratch* scratch = nullptr;
+  P2PWorkspace* p2p = nullptr;  // send/recv and all-to-all planning (p2p_workspace.h)
   FlowRunOptions run;
 };
 

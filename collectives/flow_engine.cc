@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
+#include "base/wait.h"
 #include "collectives/header_plan.h"
-#include "core/error.h"
-#include "core/wait.h"
 #include "transports/shm/doorbell.h"
 
 namespace weft {
@@ -66,7 +66,7 @@ weftResult_t runPlan(FlowPlan& plan, const FlowRunOptions& opts) {
     }
   } disarmOnExit{armed, opts.doorbell};
   // WEFT_TIMEOUT without progress (time frozen for the whole process aside:
-  // core/wait.h), restarted lazily after progress, off the fast path.
+  // base/wait.h), restarted lazily after progress, off the fast path.
   Deadline idle = Deadline::after(opts.timeoutSec);
   bool progressSinceCheck = false;
 

@@ -65,16 +65,16 @@ class FlowPlan {
   virtual void onStopped(int /*flow*/, int64_t /*index*/, size_t /*landed*/) {}
 };
 
-struct CallCheck;  // collectives/call_header.h
+struct CallCheck;  // base/call_header.h
 
 struct FlowRunOptions {
   const std::atomic<bool>* abortFlag = nullptr;
   double timeoutSec = 300;
   int64_t spinUs = 30;
-  int64_t yieldUs = 150;         // WEFT_YIELD_US's default (src/core/wait.cc says why)
+  int64_t yieldUs = 150;         // WEFT_YIELD_US's default (src/base/wait.cc says why)
   Doorbell* doorbell = nullptr;  // this rank's, when shared-memory channels are in use
   // When set and pending, the first board publish or flow run of a call sends
-  // and checks the call header (collectives/call_header.h).
+  // and checks the call header (base/call_header.h).
   CallCheck* check = nullptr;
 };
 

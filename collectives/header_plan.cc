@@ -9,7 +9,7 @@
 #include <chrono>
 #include <cstdint>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "transports/channel.h"
 
 namespace weft {

@@ -1,4 +1,4 @@
-// A FlowPlan wrapper that puts the call header (collectives/call_header.h) in
+// A FlowPlan wrapper that puts the call header (base/call_header.h) in
 // front of a collective's data on the FIFO path: on stream 0 of every peer, in
 // both directions, the header is the first thing on the wire. Where the inner
 // plan already has a flow on that channel the header goes ahead of its items
@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/call_header.h"
+#include "base/call_header.h"
 #include "collectives/flow_engine.h"
 
 namespace weft {

@@ -12,11 +12,11 @@
 // every piece landing at its rank's place in recvbuff.
 #include <cstring>
 
+#include "base/error.h"
 #include "collectives/comm_topo.h"
 #include "collectives/hier.h"
 #include "collectives/reduce.h"
 #include "collectives/ring_schedule.h"
-#include "core/error.h"
 
 namespace weft {
 namespace {

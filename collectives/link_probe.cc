@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace weft {
 namespace {

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
+#include "base/wait.h"
 #include "collectives/reduce.h"
-#include "core/error.h"
-#include "core/wait.h"
 
 namespace weft {
 
@@ -31,7 +31,7 @@ weftResult_t LocalBoard::publishAndWait(const void* data, size_t bytes, const Fl
     if (p != rank_) shm_->bell(p)->ring();
 
   Backoff backoff(run.spinUs, run.yieldUs);
-  const Deadline deadline = Deadline::after(run.timeoutSec);  // frozen time aside (core/wait.h)
+  const Deadline deadline = Deadline::after(run.timeoutSec);  // frozen time aside (base/wait.h)
   Doorbell* bell = shm_->doorbell();
   bool armed = false;
   uint32_t armedSeq = 0;

@@ -8,11 +8,11 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/error.h"
 #include "collectives/reduce.h"
 #include "collectives/ring_schedule.h"
 #include "collectives/share_probe.h"
 #include "collectives/stream_copy.h"
-#include "core/error.h"
 
 namespace weft {
 namespace {

@@ -33,9 +33,9 @@
 #include <memory>
 #include <vector>
 
+#include "base/host_memory.h"
 #include "collectives/coll_context.h"
 #include "collectives/local_board.h"
-#include "core/host_memory.h"
 #include "transports/shm/peer_memory.h"
 
 namespace weft {

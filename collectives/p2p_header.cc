@@ -1,9 +1,9 @@
 // Building and checking point-to-point size headers (see p2p_header.h).
 #include "collectives/p2p_header.h"
 
-#include "collectives/call_header.h"
+#include "base/call_header.h"
+#include "base/error.h"
 #include "collectives/reduce.h"
-#include "core/error.h"
 
 namespace weft {
 namespace {

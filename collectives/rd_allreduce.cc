@@ -22,11 +22,11 @@
 // sides would wait for each other.
 #include <cstring>
 
+#include "base/error.h"
 #include "collectives/coll_context.h"
 #include "collectives/pair_fold.h"
 #include "collectives/reduce.h"
 #include "collectives/ring_schedule.h"
-#include "core/error.h"
 
 namespace weft {
 namespace {

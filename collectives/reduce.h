@@ -14,16 +14,10 @@
 
 #include <cstddef>
 
+#include "base/datatype.h"
 #include "weft/weft.h"
 
 namespace weft {
-
-// Bytes per element, 0 for an unknown datatype.
-size_t datatypeSize(weftDataType_t dt);
-const char* datatypeName(weftDataType_t dt);
-const char* redOpName(weftRedOp_t op);
-// True for every weft datatype: the host executor reduces all of them.
-bool datatypeReducible(weftDataType_t dt);
 
 // dst[i] = a[i] op b[i] for i < count. dst may be the same pointer as a or b;
 // no pointer needs any alignment. For weftAvg this is a sum; finishAverage

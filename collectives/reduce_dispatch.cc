@@ -5,9 +5,9 @@
 
 #include <string>
 
+#include "base/config.h"
+#include "base/log.h"
 #include "collectives/reduce_isa.h"
-#include "core/config.h"
-#include "core/log.h"
 
 namespace weft {
 namespace {

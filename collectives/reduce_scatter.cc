@@ -6,10 +6,10 @@
 // pipeline (in RingOrder) exactly as in ring_allreduce.cc.
 #include <cstring>
 
+#include "base/error.h"
 #include "collectives/coll_context.h"
 #include "collectives/reduce.h"
 #include "collectives/ring_schedule.h"
-#include "core/error.h"
 
 namespace weft {
 namespace {

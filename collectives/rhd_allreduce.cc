@@ -22,11 +22,11 @@
 // the two phases' bytes on that channel in order. The halving never writes what it
 // sends (the kept half and the sent half are disjoint), so no scratch.
 
+#include "base/error.h"
 #include "collectives/coll_context.h"
 #include "collectives/pair_fold.h"
 #include "collectives/reduce.h"
 #include "collectives/ring_schedule.h"
-#include "core/error.h"
 
 namespace weft {
 namespace {

@@ -8,10 +8,10 @@
 // the two halves apart (RingPhase), with other work in between.
 #include <cstring>
 
+#include "base/error.h"
 #include "collectives/coll_context.h"
 #include "collectives/reduce.h"
 #include "collectives/ring_schedule.h"
-#include "core/error.h"
 
 namespace weft {
 namespace {

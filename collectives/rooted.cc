@@ -5,10 +5,10 @@
 // Direct reduce combines the inputs in rank order, like oneshot allreduce.
 #include <cstring>
 
+#include "base/error.h"
 #include "collectives/coll_context.h"
 #include "collectives/reduce.h"
 #include "collectives/ring_schedule.h"
-#include "core/error.h"
 
 namespace weft {
 namespace {

@@ -3,8 +3,8 @@
 
 #include <cstring>
 
-#include "core/error.h"
-#include "core/host_memory.h"
+#include "base/error.h"
+#include "base/host_memory.h"
 #include "transports/shm/peer_memory.h"
 
 namespace weft {

@@ -15,11 +15,11 @@
 // wait for chunk c's round trip to the root: no pipelining at all.
 #include <cstring>
 
+#include "base/error.h"
 #include "collectives/coll_context.h"
 #include "collectives/reduce.h"
 #include "collectives/ring_schedule.h"
 #include "collectives/tree_schedule.h"
-#include "core/error.h"
 
 namespace weft {
 namespace {

@@ -6,7 +6,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/config.h"
+#include "base/build_info.h"
+#include "base/config.h"
+#include "collectives/reduce_isa.h"
 #include "weft/weft.h"
 
 #ifndef WEFT_BUILD_FEATURES
@@ -21,7 +23,7 @@ int main(int argc, char** argv) {
   }
   if (markdown) {
     std::printf("# Environment variables\n\n");
-    std::printf("Every knob weft reads, from its one config table (`src/core/config_table.cc`);\n");
+    std::printf("Every knob weft reads, from its one config table (`src/base/config_table.cc`);\n");
     std::printf(
         "`weft-info` prints the same with the current values. Sizes take K/M/G (powers of "
         "1024).\n\n");
@@ -41,7 +43,18 @@ int main(int argc, char** argv) {
   std::printf("weft %d.%d.%d (version code %d)\n", version / 10000, version / 100 % 100,
               version % 100, version);
   std::printf("optional dependencies found at configure: %s\n", WEFT_BUILD_FEATURES);
-  std::printf("transports built: tcp\n\n");
+  // From the library itself (base/build_info.h), not from this program's flags.
+  weft::BuildInfo built = weft::buildInfo();
+  std::printf("transports built: %s\n", weft::transportsBuilt().c_str());
+  std::printf("CUDA buffers: %s\n",
+              built.cuda ? "yes (stream calls, GPU ring kernel)" : "no (built without CUDA)");
+  std::printf("host reduction kernels: %s (of those this CPU runs:",
+              weft::reduceIsaName(weft::reduceIsaActive()));
+  for (weft::ReduceIsa isa :
+       {weft::ReduceIsa::kScalar, weft::ReduceIsa::kAvx2, weft::ReduceIsa::kAvx512}) {
+    if (weft::reduceIsaSupported(isa)) std::printf(" %s", weft::reduceIsaName(isa));
+  }
+  std::printf(")\n\n");
   std::printf("%-22s %-10s %-12s %s\n", "variable", "default", "value", "meaning");
   for (const weft::ConfigVar& v : weft::configVars()) {
     const char* cur = std::getenv(v.name);

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "tools/weft_topo.h"
 
 namespace {

@@ -1,5 +1,5 @@
-// The channel contract as the CPU executor sees it (DESIGN.md, "The channel
-// contract"): a one-way, ordered byte stream between two ranks, progressed
+// The channel contract as the CPU executor sees it (docs/architecture.md, "The
+// transport contract"): a one-way, ordered byte stream between two ranks, progressed
 // without blocking. A sender may move part of a chunk and come back; the
 // receiver lands bytes in its staging slot (or straight in the user buffer)
 // and consumes them in place. Credit is the transport's business: TCP gets it

@@ -1,7 +1,7 @@
 // The channel table a communicator hands its collectives: for each peer, the
 // best transport that reaches it (shared memory on the same node, else verbs
-// when every rank has an RDMA device, else TCP), per DESIGN.md's selection
-// order. A table made for headers asks TCP for its small-call channels
+// when every rank has an RDMA device, else TCP), in that
+// preference order. A table made for headers asks TCP for its small-call channels
 // whatever the call's mode (tcp_transport.h: call headers always share one
 // connection per stream).
 #pragma once

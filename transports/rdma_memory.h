@@ -1,5 +1,5 @@
 // Memory a NIC reaches for one-sided transfers, as the GPU ring's host proxy
-// needs it (transports/p2p/ring_rdma.h): the verbs transport registers FIFO
+// needs it (device/ring_rdma.h): the verbs transport registers FIFO
 // memory, host or GPU (GPUDirect RDMA), so that a peer's NIC writes messages
 // straight into its slots, and flushes the NIC's writes into GPU memory
 // before a kernel reads them. Transports without one-sided writes have none

@@ -42,7 +42,7 @@ WEFT_HD size_t ringChunk(size_t count, int n) {
   return (chunk + 63) / 64 * 64;
 }
 
-// The schedules' primitives (DESIGN.md's send, recvCopySend). Each returns
+// The schedules' primitives (send, recvCopySend). Each returns
 // false when a wait was aborted; *sent / *received count the messages.
 //
 // send: `len` elements of src as message *sent.

@@ -1,11 +1,11 @@
 // Comparing call headers and wording the disagreement (see call_header.h).
-#include "collectives/call_header.h"
+#include "base/call_header.h"
 
 #include <cstdio>
 
-#include "collectives/reduce.h"
-#include "core/call.h"
-#include "core/error.h"
+#include "base/coll_kind.h"
+#include "base/datatype.h"
+#include "base/error.h"
 
 namespace weft {
 namespace {

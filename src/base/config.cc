@@ -1,5 +1,5 @@
 // Reads the knobs declared in config_table.cc from the environment.
-#include "core/config.h"
+#include "base/config.h"
 
 #include <cassert>
 #include <cerrno>
@@ -8,7 +8,7 @@
 #include <mutex>
 #include <set>
 
-#include "core/log.h"
+#include "base/log.h"
 
 namespace weft {
 namespace {

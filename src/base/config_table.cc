@@ -2,7 +2,7 @@
 // else in weft may call getenv() on a WEFT_ name. A knob that ranks must set
 // alike (it shapes the wire, a transport or the algorithm) also goes in
 // jobWideVars() below, which init checks (core/config_agree.h).
-#include "core/config.h"
+#include "base/config.h"
 
 namespace weft {
 

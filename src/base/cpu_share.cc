@@ -1,5 +1,5 @@
 // The CPUs a rank may run on, and the node verdict (see cpu_share.h).
-#include "core/cpu_share.h"
+#include "base/cpu_share.h"
 
 #include <sched.h>
 
@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/read_line.h"
+#include "base/read_line.h"
 
 namespace weft {
 namespace {

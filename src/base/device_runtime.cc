@@ -1,10 +1,10 @@
 // Which DeviceRuntime weft uses (device_runtime.h), and the runtime of builds
 // without CUDA: every pointer is host memory and no stream can be used.
-#include "device/device_runtime.h"
+#include "base/device_runtime.h"
 
 #include <atomic>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace weft {
 

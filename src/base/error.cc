@@ -1,5 +1,5 @@
 // Thread-local last-error storage and the result-code strings of the C ABI.
-#include "core/error.h"
+#include "base/error.h"
 
 #include <cstdarg>
 #include <cstdio>

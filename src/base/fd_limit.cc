@@ -1,5 +1,5 @@
 // Descriptor budget (see fd_limit.h).
-#include "core/fd_limit.h"
+#include "base/fd_limit.h"
 
 #include <dirent.h>
 #include <sys/resource.h>
@@ -8,8 +8,8 @@
 #include <cstring>
 #include <mutex>
 
-#include "core/error.h"
-#include "core/log.h"
+#include "base/error.h"
+#include "base/log.h"
 
 namespace weft {
 

@@ -1,5 +1,5 @@
 // The allocations behind weftHostAlloc and their registry (see host_memory.h).
-#include "core/host_memory.h"
+#include "base/host_memory.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -13,7 +13,7 @@
 #include <map>
 #include <mutex>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace weft {
 namespace {

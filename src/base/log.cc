@@ -1,5 +1,5 @@
 // Log sink: level and subsystem filters are read once from the config table.
-#include "core/log.h"
+#include "base/log.h"
 
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include <mutex>
 #include <string>
 
-#include "core/config.h"
+#include "base/config.h"
 
 namespace weft {
 namespace {

@@ -1,12 +1,12 @@
 // Deadline and Backoff (see wait.h).
-#include "core/wait.h"
+#include "base/wait.h"
 
 #include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
 
-#include "core/config.h"
+#include "base/config.h"
 
 namespace weft {
 

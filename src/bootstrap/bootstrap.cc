@@ -8,9 +8,9 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/error.h"
+#include "base/log.h"
 #include "bootstrap/hello_gate.h"
-#include "core/error.h"
-#include "core/log.h"
 
 namespace weft {
 

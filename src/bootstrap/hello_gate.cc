@@ -7,9 +7,9 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/error.h"
+#include "base/log.h"
 #include "bootstrap/socket.h"
-#include "core/error.h"
-#include "core/log.h"
 
 namespace weft {
 

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
+#include "base/fd_limit.h"
+#include "base/log.h"
 #include "bootstrap/hello_gate.h"
-#include "core/error.h"
-#include "core/fd_limit.h"
-#include "core/log.h"
 
 namespace weft {
 namespace {

@@ -15,9 +15,9 @@
 #include <thread>
 #include <vector>
 
-#include "core/config.h"
-#include "core/error.h"
-#include "core/log.h"
+#include "base/config.h"
+#include "base/error.h"
+#include "base/log.h"
 
 namespace weft {
 

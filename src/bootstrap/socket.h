@@ -10,7 +10,7 @@
 #include <atomic>
 #include <string>
 
-#include "core/wait.h"
+#include "base/wait.h"
 #include "weft/weft.h"
 
 namespace weft {

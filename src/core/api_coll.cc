@@ -2,9 +2,9 @@
 // validates it (the sentence names the argument), then records it in the open
 // group, runs it (blocking form: inline when nothing is queued, else behind
 // the queued requests, keeping call order), or queues it (non-blocking form).
+#include "base/error.h"
 #include "core/call.h"
 #include "core/comm.h"
-#include "core/error.h"
 #include "core/request_handles.h"
 #include "device/stream_call.h"
 

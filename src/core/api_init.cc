@@ -8,17 +8,17 @@
 #include <thread>
 #include <vector>
 
+#include "base/config.h"
+#include "base/device_runtime.h"
+#include "base/error.h"
+#include "base/fd_limit.h"
+#include "base/log.h"
 #include "bootstrap/root.h"
 #include "bootstrap/wire.h"
 #include "core/comm.h"
-#include "core/config.h"
 #include "core/config_agree.h"
-#include "core/error.h"
-#include "core/fd_limit.h"
 #include "core/launch_env.h"
-#include "core/log.h"
 #include "core/tune_init.h"
-#include "device/device_runtime.h"
 
 using namespace weft;
 
@@ -54,7 +54,7 @@ weftResult_t allocStaging(weftComm* c) {
 }
 
 // WEFT_SPIN_US=auto: no spinning where the node's ranks outnumber its CPUs
-// (core/cpu_share.h says why). Every rank of a node reaches the same verdict.
+// (base/cpu_share.h says why). Every rank of a node reaches the same verdict.
 void settleSpin(weftComm* c) {
   const NodeCpus node = nodeCpusOf(c->places, c->rank);
   if (node.oversubscribed) noteOversubscribed();
@@ -139,6 +139,7 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
   ctx.nranks = nranks;
   ctx.channels = c->channels.get();
   ctx.scratch = &c->scratch;
+  ctx.p2p = &c->p2pWork;
   ctx.run.doorbell = c->channels->doorbell();
   ctx.staging = c->staging;
   ctx.stagingBytes = c->stagingBytes;

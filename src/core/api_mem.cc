@@ -1,8 +1,8 @@
-// weftHostAlloc / weftHostFree: argument checks around core/host_memory.h.
+// weftHostAlloc / weftHostFree: argument checks around base/host_memory.h.
 #include <cstdint>
 
-#include "core/error.h"
-#include "core/host_memory.h"
+#include "base/error.h"
+#include "base/host_memory.h"
 
 using weft::clearError;
 using weft::setError;

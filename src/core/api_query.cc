@@ -3,10 +3,10 @@
 #include <cstdint>
 #include <mutex>
 
+#include "base/error.h"
 #include "collectives/reduce.h"
 #include "core/call.h"
 #include "core/comm.h"
-#include "core/error.h"
 #include "device/device_ring.h"
 
 using namespace weft;

@@ -7,8 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "base/coll_kind.h"
+#include "base/device_runtime.h"
 #include "collectives/coll_context.h"
-#include "device/device_runtime.h"
 #include "weft/weft.h"
 
 struct weftComm;
@@ -25,18 +26,6 @@ int rawEnum(const E& value) {
   return raw;
 }
 
-enum class CollKind {
-  kAllReduce,
-  kAllGather,
-  kReduceScatter,
-  kBroadcast,
-  kReduce,
-  kAllToAll,
-  kSend,
-  kRecv,
-  kBarrier
-};
-
 struct Call {
   CollKind kind = CollKind::kAllReduce;
   CollArgs args;  // count is per rank as the API defines it; args.root for rooted kinds
@@ -50,8 +39,6 @@ struct Call {
   bool classified = false;  // buffers[] is set (always, for a validated call on a stream)
 };
 
-const char* collName(CollKind kind);
-bool isP2P(CollKind kind);
 // "allreduce #12 (1024 x float, sum)" for error sentences.
 std::string describeCall(const Call& call);
 

@@ -11,9 +11,9 @@
 #include <mutex>
 #include <unordered_set>
 
-#include "core/config.h"
-#include "core/error.h"
-#include "core/log.h"
+#include "base/config.h"
+#include "base/error.h"
+#include "base/log.h"
 #include "transports/tcp/tcp_congestion.h"
 
 namespace weft {
@@ -89,10 +89,10 @@ CommCall::~CommCall() {
   if (exclusive_) {
     // Under registryMu, as the constructor sets callerFn: a thread refused
     // because callerMu is held then always finds callerFn naming the call
-    // inside. (Cleared outside it, a call arriving between the clear and the
-    // unlock was refused with "inside a call", and a caller retrying on
-    // "inside weftAllReduce" took that for another error: the mp overlap
-    // check waited 60 s once on CI.) Only this thread touches callerDepth.
+    // inside (cleared outside it, a call arriving between the clear and the
+    // unlock would be refused without the name, which callers that retry on
+    // "inside weftAllReduce" cannot tell from another error). Only this
+    // thread touches callerDepth.
     std::lock_guard<std::mutex> lock(registryMu);
     if (--comm_->callerDepth == 0) comm_->callerFn.store(nullptr);
     comm_->callerMu.unlock();

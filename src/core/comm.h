@@ -10,19 +10,20 @@
 #include <mutex>
 #include <string>
 
+#include "base/call_header.h"
+#include "base/wait.h"
 #include "bootstrap/bootstrap.h"
-#include "collectives/call_header.h"
 #include "collectives/coll_context.h"
 #include "collectives/comm_topo.h"
 #include "collectives/local_board.h"
 #include "collectives/local_copy.h"
+#include "collectives/p2p_workspace.h"
 #include "collectives/tuner.h"
-#include "core/rank_place.h"
 #include "core/request.h"
-#include "core/wait.h"
+#include "device/p2p_ring.h"
 #include "device/staging_pool.h"
+#include "topo/rank_place.h"
 #include "transports/ib/ib_available.h"
-#include "transports/p2p/p2p_ring.h"
 #include "transports/peer_channels.h"
 #include "transports/shm/shm_transport.h"
 #include "transports/tcp/tcp_transport.h"
@@ -46,11 +47,11 @@ struct CommConfig {
   std::string socketCongestion = "auto";  // WEFT_SOCKET_CONGESTION
   double timeoutSec = 300;
   // WEFT_SPIN_US; auto: kSpinUsDefault, or 0 where the node has more ranks
-  // than CPUs (core/cpu_share.h), settled at init once the ranks' places are known.
+  // than CPUs (base/cpu_share.h), settled at init once the ranks' places are known.
   static constexpr int64_t kSpinUsDefault = 2;
   int64_t spinUs = kSpinUsDefault;
   bool spinAuto = true;
-  int64_t yieldUs = 150;  // WEFT_YIELD_US (src/core/wait.cc says why)
+  int64_t yieldUs = 150;  // WEFT_YIELD_US (src/base/wait.cc says why)
   bool shmEnabled = true;
   bool shmMap = true;      // WEFT_SHM_MAP
   bool checkCalls = true;  // WEFT_CHECK_CALLS: collective-mismatch headers
@@ -99,6 +100,8 @@ struct weftComm {
   char* staging = nullptr;
   size_t stagingBytes = 0;
   weft::Scratch scratch;
+  weft::P2PWorkspace p2pWork;         // ctx.p2p: reused by every send/recv and all-to-all
+  std::vector<weft::P2POp> p2pCalls;  // executeCalls' point-to-point list, reused
   weft::CollContext ctx;
   weft::CommTopo topo;  // nodes, views, trees (core/tune_init.cc)
   weft::Tuner tuner;
@@ -107,11 +110,11 @@ struct weftComm {
   // the first such call.
   std::unique_ptr<weft::StagingPool> streamStaging;
   // The p2p channels of the GPU ring (allreduce, allgather, reduce-scatter on a stream, device/
-  // device_ring.h), set up at init (transports/p2p/p2p_ring.h).
+  // device_ring.h), set up at init (device/p2p_ring.h).
   weft::P2pRing p2pRing;
   uint64_t seq = 0;  // collectives issued on this communicator
   // Collectives put on the wire (count > 0 or barrier) and the header that
-  // checks every rank makes the same one (collectives/call_header.h).
+  // checks every rank makes the same one (base/call_header.h).
   uint32_t collSeq = 0;
   weft::CallCheck check;
   uint32_t shrinks = 0;  // weftCommShrink calls: each uses its own bootstrap tag

@@ -11,10 +11,10 @@
 #include <cstring>
 #include <vector>
 
+#include "base/error.h"
+#include "base/wait.h"
 #include "bootstrap/socket.h"
 #include "core/comm.h"
-#include "core/error.h"
-#include "core/wait.h"
 
 using namespace weft;
 

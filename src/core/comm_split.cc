@@ -6,8 +6,8 @@
 #include <cstring>
 #include <vector>
 
+#include "base/error.h"
 #include "core/comm.h"
-#include "core/error.h"
 
 using namespace weft;
 

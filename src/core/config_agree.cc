@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "base/config.h"
+#include "base/error.h"
 #include "bootstrap/wire.h"
-#include "core/config.h"
-#include "core/error.h"
 
 namespace weft {
 namespace {

@@ -6,40 +6,14 @@
 // names the call.
 #include <cstdio>
 
+#include "base/error.h"
 #include "collectives/header_plan.h"
 #include "collectives/reduce.h"
 #include "core/call.h"
 #include "core/comm.h"
 #include "core/dispatch_tuned.h"
-#include "core/error.h"
 
 namespace weft {
-
-const char* collName(CollKind kind) {
-  switch (kind) {
-    case CollKind::kAllReduce:
-      return "allreduce";
-    case CollKind::kAllGather:
-      return "allgather";
-    case CollKind::kReduceScatter:
-      return "reducescatter";
-    case CollKind::kBroadcast:
-      return "broadcast";
-    case CollKind::kReduce:
-      return "reduce";
-    case CollKind::kAllToAll:
-      return "alltoall";
-    case CollKind::kSend:
-      return "send";
-    case CollKind::kRecv:
-      return "recv";
-    case CollKind::kBarrier:
-      return "barrier";
-  }
-  return "?";
-}
-
-bool isP2P(CollKind kind) { return kind == CollKind::kSend || kind == CollKind::kRecv; }
 
 std::string describeCall(const Call& c) {
   char buf[160];
@@ -211,7 +185,8 @@ weftResult_t executeCalls(weftComm* comm, const Call* calls, size_t ncalls) {
     return setError(comm->failure, "communicator is broken by an earlier failure: %s",
                     comm->failureText.c_str());
   }
-  std::vector<P2POp> p2p;
+  std::vector<P2POp>& p2p = comm->p2pCalls;  // capacity kept: no allocation per call
+  p2p.clear();
   const Call* firstP2P = nullptr;
   for (const Call* it = calls; it != calls + ncalls; ++it) {
     const Call& call = *it;

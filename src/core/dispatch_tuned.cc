@@ -6,10 +6,10 @@
 // (once per run of calls of one size).
 #include "core/dispatch_tuned.h"
 
+#include "base/log.h"
 #include "collectives/hier.h"
 #include "collectives/reduce.h"
 #include "core/comm.h"
-#include "core/log.h"
 
 namespace weft {
 namespace {

@@ -15,12 +15,11 @@ bool runTuned(weftComm* comm, const Call& call, weftResult_t* result);
 // receives every peer's message, so their cost grows with (n-1) x the
 // message, and they run while that stays within a limit (and the message
 // within WEFT_ONESHOT_MAX). Allreduce also reduces what it receives, so its
-// limit is lower. Measured over loopback TCP: allreduce's one round beat the
-// ring and the tree up to 32 KiB at 3-4 ranks and 8 KiB at 8 (where 64 KiB
-// used to be the limit at any size of job, and 4 ranks at 64 KiB took 190 us
-// against the tree's 80); allgather's direct form beat the ring up to 32 KiB
-// per rank at 4 ranks and 16 KiB at 8, and lost 1.5x at 64 KiB on 4 ranks.
-// At 2 ranks both forms move what the ring moves, and the limits cost nothing.
+// limit is lower. Over loopback TCP allreduce's one round beats the ring and
+// the tree up to about 32 KiB at 3-4 ranks and 8 KiB at 8, and allgather's
+// direct form beats the ring up to 32 KiB per rank at 4 ranks and 16 KiB at 8
+// (docs/performance-history.md has the runs). At 2 ranks both forms move
+// what the ring moves, and the limits cost nothing.
 constexpr size_t kOneshotReceiveMax = 96 << 10;
 constexpr size_t kDirectGatherReceiveMax = 128 << 10;
 bool oneRoundFits(const weftComm* comm, size_t bytes, size_t receiveMax);

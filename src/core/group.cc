@@ -9,9 +9,9 @@
 #include <map>
 #include <vector>
 
+#include "base/error.h"
 #include "core/call.h"
 #include "core/comm.h"
-#include "core/error.h"
 #include "core/request_handles.h"
 #include "device/stream_group.h"
 

@@ -4,10 +4,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/config.h"
+#include "base/error.h"
+#include "base/log.h"
 #include "bootstrap/root.h"
-#include "core/config.h"
-#include "core/error.h"
-#include "core/log.h"
 
 namespace weft {
 namespace {

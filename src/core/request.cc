@@ -5,8 +5,8 @@
 
 #include <chrono>
 
-#include "core/error.h"
-#include "core/log.h"
+#include "base/error.h"
+#include "base/log.h"
 #include "topo/topology.h"
 
 namespace weft {

@@ -1,5 +1,5 @@
 // Topology and tuner setup at communicator init: every rank's node identity
-// (gathered once at init, core/rank_place.h) gives the nodes, views and trees (CommTopo); the
+// (gathered once at init, topo/rank_place.h) gives the nodes, views and trees (CommTopo); the
 // links inside and between nodes are declared (WEFT_TUNE_SHM / WEFT_TUNE_NET)
 // or measured by rank 0 with one peer on its node and one on the next node;
 // a second allgather hands rank 0's figures to everyone, so that every rank
@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "base/config.h"
+#include "base/error.h"
+#include "base/log.h"
 #include "collectives/link_probe.h"
 #include "core/comm.h"
-#include "core/config.h"
-#include "core/error.h"
-#include "core/log.h"
 #include "core/tune_init.h"
 
 namespace weft {
@@ -39,7 +39,7 @@ weftResult_t setupTopoAndTuner(weftComm* c) {
   // Each rank's node, and where its GPU (WEFT_RANK_GPU) sits in the
   // topology's ring order: the ring view keeps GPUs that share a switch next
   // to each other.
-  const std::vector<RankPlace>& places = c->places;  // gathered at init (core/rank_place.h)
+  const std::vector<RankPlace>& places = c->places;  // gathered at init (topo/rank_place.h)
   std::vector<uint64_t> hashes(c->nranks);
   std::vector<int> ringKeys(c->nranks);
   for (int r = 0; r < c->nranks; ++r) {

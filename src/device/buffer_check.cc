@@ -2,9 +2,9 @@
 // host path (NULL stream) pays for them only once the process can hold device
 // memory at all (DeviceRuntime::mayHaveDeviceMemory). The classification is
 // kept in the call, so the stream path does not ask the runtime again.
+#include "base/device_runtime.h"
+#include "base/error.h"
 #include "core/comm.h"
-#include "core/error.h"
-#include "device/device_runtime.h"
 #include "device/staging_plan.h"
 #include "device/stream_call.h"
 

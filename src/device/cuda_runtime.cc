@@ -23,10 +23,10 @@
 #include <mutex>
 #include <vector>
 
+#include "base/device_runtime.h"
+#include "base/error.h"
+#include "base/log.h"
 #include "collectives/kernels/ring_call.h"
-#include "core/error.h"
-#include "core/log.h"
-#include "device/device_runtime.h"
 #include "device/loaded_library_watch.h"
 
 namespace weft {

@@ -6,16 +6,16 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/error.h"
+#include "base/wait.h"
 #include "collectives/kernels/ring_call.h"
 #include "collectives/reduce.h"
 #include "core/comm.h"
-#include "core/error.h"
-#include "core/wait.h"
 #include "device/device_ring.h"
+#include "device/p2p_layout.h"
+#include "device/p2p_ring.h"
 #include "device/staging_plan.h"
 #include "device/stream_run.h"
-#include "transports/p2p/p2p_layout.h"
-#include "transports/p2p/p2p_ring.h"
 
 namespace weft {
 namespace {

@@ -10,7 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "device/device_runtime.h"
+#include "base/device_runtime.h"
 
 namespace weft {
 namespace fake {

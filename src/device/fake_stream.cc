@@ -18,7 +18,7 @@
 #include <set>
 #include <thread>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "device/fake_runtime.h"
 
 namespace weft {

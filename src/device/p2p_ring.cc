@@ -6,14 +6,14 @@
 #include <cstring>
 #include <vector>
 
+#include "base/device_runtime.h"
+#include "base/error.h"
+#include "base/log.h"
 #include "collectives/kernels/ring_call.h"
 #include "core/comm.h"
-#include "core/error.h"
-#include "core/log.h"
-#include "device/device_runtime.h"
+#include "device/p2p_layout.h"
+#include "device/p2p_ring.h"
 #include "device/staging_pool.h"
-#include "transports/p2p/p2p_layout.h"
-#include "transports/p2p/p2p_ring.h"
 
 namespace weft {
 namespace {

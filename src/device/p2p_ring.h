@@ -1,4 +1,4 @@
-// The p2p transport of the GPU ring (DESIGN.md: transports/p2p, CUDA IPC /
+// The p2p transport of the GPU ring (CUDA IPC over
 // NVLink): per communicator, a ring of one-way channels between the ranks'
 // GPUs, in the channel contract's form (FIFO slots, size words, tail and head
 // counters), for the CUDA executor's kernel (src/device/device_ring.h). Only
@@ -35,8 +35,8 @@
 #include <cstdint>
 #include <string>
 
-#include "transports/p2p/ring_proxy.h"
-#include "transports/p2p/ring_rdma.h"
+#include "device/ring_proxy.h"
+#include "device/ring_rdma.h"
 #include "weft/device/channel.h"
 #include "weft/weft.h"
 

@@ -11,13 +11,13 @@
 // Put edges: the outbox `head` is released with rank + 1's credit (the NIC
 // read the slot before the message could be consumed), and where the inbox
 // slots are GPU memory the flush runs before the release of `tail`.
-#include "transports/p2p/ring_proxy.h"
+#include "device/ring_proxy.h"
 
 #include <cstring>
 #include <string>
 
-#include "core/error.h"
-#include "transports/p2p/p2p_layout.h"
+#include "base/error.h"
+#include "device/p2p_layout.h"
 #include "weft/device/atomics.h"
 
 namespace weft {

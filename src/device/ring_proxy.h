@@ -1,4 +1,4 @@
-// The host proxy of the GPU ring's network edges (DESIGN.md: "a proxy thread
+// The host proxy of the GPU ring's network edges ("a proxy thread
 // serves network transports"). Where the ring crosses nodes, a kernel cannot
 // reach its neighbour's GPU, so the edge becomes two FIFOs in pinned, mapped
 // host memory (same layout as the p2p regions, p2p_layout.h):

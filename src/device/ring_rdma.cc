@@ -1,13 +1,13 @@
 // One-sided verbs edges of the GPU ring, and GPUDirect RDMA for their slots
 // (ring_rdma.h).
-#include "transports/p2p/ring_rdma.h"
+#include "device/ring_rdma.h"
 
+#include "base/device_runtime.h"
+#include "base/error.h"
 #include "core/comm.h"
-#include "core/error.h"
-#include "device/device_runtime.h"
+#include "device/p2p_layout.h"
+#include "device/p2p_ring.h"
 #include "topo/gdr_pair.h"
-#include "transports/p2p/p2p_layout.h"
-#include "transports/p2p/p2p_ring.h"
 
 namespace weft {
 namespace {

@@ -9,8 +9,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "base/device_runtime.h"
 #include "core/call.h"
-#include "device/device_runtime.h"
 
 namespace weft {
 

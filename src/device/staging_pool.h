@@ -27,8 +27,8 @@
 #include <mutex>
 #include <vector>
 
-#include "core/wait.h"
-#include "device/device_runtime.h"
+#include "base/device_runtime.h"
+#include "base/wait.h"
 
 namespace weft {
 

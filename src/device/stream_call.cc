@@ -3,8 +3,8 @@
 // enqueued and submitted at once.
 #include "device/stream_call.h"
 
+#include "base/error.h"
 #include "core/comm.h"
-#include "core/error.h"
 #include "device/device_ring.h"
 #include "device/stream_part.h"
 

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <string>
 
+#include "base/error.h"
 #include "core/comm.h"
-#include "core/error.h"
 #include "device/staging_plan.h"
 #include "device/stream_part.h"
 

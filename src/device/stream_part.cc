@@ -19,9 +19,9 @@
 // still in use, and so does cancelStreamPart.
 #include "device/stream_part.h"
 
+#include "base/device_runtime.h"
+#include "base/error.h"
 #include "core/comm.h"
-#include "core/error.h"
-#include "device/device_runtime.h"
 #include "device/stream_run.h"
 
 namespace weft {

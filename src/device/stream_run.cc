@@ -4,10 +4,10 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include "base/device_runtime.h"
+#include "base/error.h"
+#include "base/wait.h"
 #include "core/comm.h"
-#include "core/error.h"
-#include "core/wait.h"
-#include "device/device_runtime.h"
 
 namespace weft {
 namespace {

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "topo/loaders.h"
 #include "topo/xml_reader.h"
 

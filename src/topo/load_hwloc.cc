@@ -11,7 +11,7 @@
 #include <cstring>
 #include <memory>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "topo/loaders.h"
 #include "topo/xml_reader.h"
 

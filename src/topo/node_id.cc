@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "base/config.h"
 #include "bootstrap/wire.h"
-#include "core/config.h"
 
 namespace weft {
 namespace {

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "core/read_line.h"
+#include "base/read_line.h"
 
 namespace weft::topo {
 

@@ -1,11 +1,11 @@
 // The init-time allgather of every rank's place (see rank_place.h).
-#include "core/rank_place.h"
+#include "topo/rank_place.h"
 
 #include <unistd.h>
 
+#include "base/config.h"
+#include "base/error.h"
 #include "bootstrap/bootstrap.h"
-#include "core/config.h"
-#include "core/error.h"
 #include "topo/node_id.h"
 #include "topo/topology.h"
 

@@ -1,12 +1,12 @@
 // What every rank learns about every other one at communicator init, in one
-// bootstrap allgather that the transports and the tuner share (each used to
-// gather the node identity itself: three rings of n hops where one does).
+// bootstrap allgather that the transports and the tuner share (one ring of n
+// hops, where each gathering its own would take three).
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-#include "core/cpu_share.h"
+#include "base/cpu_share.h"
 #include "weft/weft.h"
 
 namespace weft {

@@ -15,9 +15,9 @@
 #include <mutex>
 #include <tuple>
 
-#include "core/config.h"
-#include "core/error.h"
-#include "core/log.h"
+#include "base/config.h"
+#include "base/error.h"
+#include "base/log.h"
 #include "topo/loaders.h"
 
 namespace weft::topo {

@@ -13,8 +13,8 @@
 #include <cstring>
 #include <string>
 
+#include "base/call_header.h"
 #include "bootstrap/wire.h"
-#include "collectives/call_header.h"
 
 namespace {
 

@@ -36,7 +36,7 @@ if [ ! -f "$lib" ]; then
 fi
 macro=$(echo "WEFT_FUZZ_$target" | tr '[:lower:]' '[:upper:]')
 bin=$out/fuzz_$target
-sources="$src/tests/fuzz/fuzz_parsers.cc $src/src/bootstrap/wire.cc $src/collectives/call_header.cc"
+sources="$src/tests/fuzz/fuzz_parsers.cc $src/src/bootstrap/wire.cc $src/src/base/call_header.cc"
 # A library built with the verbs transport needs libibverbs too ...
 verbs=""
 if nm "$lib" 2>/dev/null | grep -q " U ibv_get_device_list"; then verbs=-libverbs; fi

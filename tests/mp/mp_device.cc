@@ -14,7 +14,7 @@
 #include <cstring>
 #include <string>
 
-#include "device/device_runtime.h"
+#include "base/device_runtime.h"
 #include "mp_device.h"
 #include "mp_launch.h"
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# WEFT_SPIN_US=auto (core/cpu_share.h): ranks that outnumber the CPUs they may
+# WEFT_SPIN_US=auto (base/cpu_share.h): ranks that outnumber the CPUs they may
 # run on stop spinning; ranks with a CPU each keep the 2 us spin; and a
 # communicator split from an oversubscribed one keeps the verdict, though it
 # has fewer ranks than CPUs. taskset sets the CPUs, so the answer does not

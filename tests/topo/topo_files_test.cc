@@ -20,7 +20,7 @@
 #include <set>
 #include <sstream>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "mini_json.h"
 #include "topo/topology.h"
 

@@ -5,7 +5,7 @@
 
 #include <cstdlib>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "topo/gdr_pair.h"
 #include "topo/rank_nic.h"
 

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 #include <weft/weft.h>
 
-#include "core/fd_limit.h"
+#include "base/fd_limit.h"
 
 #include <cstdint>
 #include <cstdlib>

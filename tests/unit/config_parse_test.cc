@@ -10,10 +10,10 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/config.h"
+#include "base/error.h"
 #include "bootstrap/socket.h"
 #include "core/comm.h"
-#include "core/config.h"
-#include "core/error.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
-// The node verdict of core/cpu_share.h: how many CPUs a node's ranks share,
+// The node verdict of base/cpu_share.h: how many CPUs a node's ranks share,
 // from their affinity masks and cgroup quotas, and when they are too few.
-#include "core/cpu_share.h"
+#include "base/cpu_share.h"
 
 #include <gtest/gtest.h>
 #include <sched.h>

@@ -1,4 +1,4 @@
-// Deadline (core/wait.h): time in which the process was frozen does not
+// Deadline (base/wait.h): time in which the process was frozen does not
 // count, time in which it ran does. A forked child waits on a pipe under a
 // deadline while the parent stops it (SIGSTOP) for longer than the gap that
 // marks a freeze, then continues it: the real thing, not a mocked clock.
@@ -11,7 +11,7 @@
 
 #include <chrono>
 
-#include "core/wait.h"
+#include "base/wait.h"
 
 namespace {
 

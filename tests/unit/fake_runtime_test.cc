@@ -10,7 +10,7 @@
 #include <cstring>
 #include <vector>
 
-#include "device/device_runtime.h"
+#include "base/device_runtime.h"
 #include "device/fake_runtime.h"
 
 namespace {

@@ -1,4 +1,4 @@
-// The descriptor budget (core/fd_limit.h): weft raises a low soft
+// The descriptor budget (base/fd_limit.h): weft raises a low soft
 // RLIMIT_NOFILE as far as a job needs, and where even the hard limit is too
 // low, init fails at once with a sentence saying how many are needed (it used
 // to fail deep in a connect or accept, or at the root after WEFT_TIMEOUT).
@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/fd_limit.h"
+#include "base/error.h"
+#include "base/fd_limit.h"
 
 namespace {
 

@@ -14,11 +14,11 @@
 #include <thread>
 #include <vector>
 
-#include "collectives/call_header.h"
+#include "base/call_header.h"
+#include "base/error.h"
 #include "collectives/flow_engine.h"
 #include "collectives/header_plan.h"
 #include "core/call.h"
-#include "core/error.h"
 #include "transports/channel.h"
 
 namespace {

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "base/host_memory.h"
 #include "collectives/stream_copy.h"
-#include "core/host_memory.h"
 #include "transports/shm/peer_memory.h"
 
 namespace {

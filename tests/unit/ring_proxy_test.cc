@@ -1,4 +1,4 @@
-// The GPU ring's host proxy (transports/p2p/ring_proxy.h) between threads:
+// The GPU ring's host proxy (device/ring_proxy.h) between threads:
 // every rank's neighbours are "on other nodes", so every edge is an outbox,
 // a proxy, a byte stream and an inbox. The streams are in-memory pipes that
 // move at most a few bytes per call and hold little, so frames are always
@@ -22,10 +22,10 @@
 #include <vector>
 
 #include "collectives/kernels/ring_call.h"
+#include "device/p2p_layout.h"
+#include "device/ring_proxy.h"
 #include "ring_cta_threads.h"
 #include "transports/channel.h"
-#include "transports/p2p/p2p_layout.h"
-#include "transports/p2p/ring_proxy.h"
 
 namespace {
 

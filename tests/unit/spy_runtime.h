@@ -12,8 +12,8 @@
 #include <string>
 #include <thread>
 
-#include "core/error.h"
-#include "device/device_runtime.h"
+#include "base/device_runtime.h"
+#include "base/error.h"
 #include "device/fake_runtime.h"
 
 namespace weft_test {

@@ -10,8 +10,8 @@
 #include <chrono>
 #include <vector>
 
+#include "base/device_runtime.h"
 #include "core/comm.h"
-#include "device/device_runtime.h"
 #include "device/fake_runtime.h"
 #include "single_rank_comm.h"
 

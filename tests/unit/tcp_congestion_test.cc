@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "loopback_tcp.h"
 #include "transports/tcp/tcp_congestion.h"
 

@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "loopback_tcp.h"
 #include "transports/tcp/tcp_lanes.h"
 #include "transports/tcp/tcp_transport.h"

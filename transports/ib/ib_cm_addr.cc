@@ -8,8 +8,8 @@
 #include <cstring>
 #include <string>
 
-#include "core/error.h"
-#include "core/read_line.h"
+#include "base/error.h"
+#include "base/read_line.h"
 #include "transports/ib/ib_cm_wire.h"
 
 namespace weft {

@@ -11,9 +11,9 @@
 #include <cstring>
 #include <random>
 
-#include "core/config.h"
-#include "core/error.h"
-#include "core/log.h"
+#include "base/config.h"
+#include "base/error.h"
+#include "base/log.h"
 #include "transports/ib/ib_cm_addr.h"
 
 namespace weft {

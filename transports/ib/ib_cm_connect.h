@@ -31,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include "core/wait.h"
+#include "base/wait.h"
 #include "transports/ib/ib_cm_wire.h"
 #include "transports/ib/ib_connection.h"
 #include "transports/ib/ib_device.h"

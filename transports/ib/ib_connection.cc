@@ -12,8 +12,8 @@
 #include <cstring>
 #include <random>
 
-#include "core/config.h"
-#include "core/error.h"
+#include "base/config.h"
+#include "base/error.h"
 #include "transports/ib/ib_qp_states.h"
 
 namespace weft {

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "core/config.h"
-#include "core/error.h"
-#include "core/log.h"
+#include "base/config.h"
+#include "base/error.h"
+#include "base/log.h"
 #include "topo/hca_filter.h"
 #include "topo/rank_nic.h"
 

@@ -8,10 +8,10 @@
 #include <cstring>
 #include <random>
 
-#include "core/config.h"
-#include "core/error.h"
-#include "core/wait.h"
-#include "device/device_runtime.h"
+#include "base/config.h"
+#include "base/device_runtime.h"
+#include "base/error.h"
+#include "base/wait.h"
 #include "transports/ib/ib_qp_states.h"
 
 namespace weft {

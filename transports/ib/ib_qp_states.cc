@@ -4,8 +4,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "core/config.h"
-#include "core/error.h"
+#include "base/config.h"
+#include "base/error.h"
 
 namespace weft {
 

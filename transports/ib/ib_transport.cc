@@ -3,9 +3,9 @@
 
 #include <cstring>
 
-#include "core/error.h"
-#include "core/log.h"
-#include "core/rank_place.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "topo/rank_place.h"
 
 namespace weft {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.h"
-#include "core/rank_place.h"
+#include "topo/rank_place.h"
 #include "transports/channel.h"
 #include "transports/ib/ib_cm_connect.h"
 #include "transports/ib/ib_connection.h"
@@ -40,7 +40,7 @@ class IbTransport {
   ~IbTransport();
   // `wanted[p]`: connect to peer p. On success *usable tells whether verbs are
   // in use (false: no device; not an error).
-  // `places` (core/rank_place.h) gives our index among our node's ranks.
+  // `places` (topo/rank_place.h) gives our index among our node's ranks.
   weftResult_t setup(Bootstrap& bs, TcpTransport& tcp, const std::vector<RankPlace>& places,
                      const std::vector<bool>& wanted, const IbOptions& opt, bool* usable);
   bool reaches(int peer) const {

@@ -1,7 +1,7 @@
 // Peers' host allocations (weftHostAlloc) mapped into this process, so that
 // the single-copy collectives load from and store to a peer's buffer directly.
 //
-// A peer publishes where its buffer lies (core/host_memory.h's HostRegion); we
+// A peer publishes where its buffer lies (base/host_memory.h's HostRegion); we
 // open the memfd behind it through /proc/<pid>/fd/<fd> (the same permission
 // that cross-memory attach needs), check that the inode is the one published
 // (a descriptor number may have been reused), and map it whole. Mappings are
@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/host_memory.h"
+#include "base/host_memory.h"
 #include "weft/weft.h"
 
 namespace weft {

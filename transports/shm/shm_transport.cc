@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <new>
 
-#include "core/error.h"
-#include "core/log.h"
-#include "core/rank_place.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "topo/rank_place.h"
 
 namespace weft {
 namespace {

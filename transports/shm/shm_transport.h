@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "base/call_header.h"
 #include "bootstrap/bootstrap.h"
-#include "collectives/call_header.h"
-#include "core/rank_place.h"
+#include "topo/rank_place.h"
 #include "transports/shm/doorbell.h"
 #include "transports/shm/shm_channel.h"
 #include "transports/shm/shm_segment.h"
@@ -28,7 +28,7 @@ namespace weft {
 // peer publishes s + 1 only after it finished reading call s: no slot is
 // overwritten while someone still reads it.
 // `call[s % 2]` is the header of the collective that publish s starts (see
-// collectives/call_header.h), written before seq and in seq's cache line so a
+// base/call_header.h), written before seq and in seq's cache line so a
 // reader gets both with one miss.
 constexpr size_t kBoardSlotBytes = 32 << 10;
 struct ShmBoard {
@@ -54,7 +54,7 @@ class ShmTransport {
     if (bell_ != nullptr) bell_->closeWake();
   }
   // Collective over the bootstrap. `tcp` supplies the death-watch sockets;
-  // `places` (core/rank_place.h) says which ranks share our node. *usable is
+  // `places` (topo/rank_place.h) says which ranks share our node. *usable is
   // false, on every rank alike, when some rank could not map a local peer's
   // segment (the WARN line says which and why): drop the transport then.
   weftResult_t setup(Bootstrap& bs, TcpTransport& tcp, const std::vector<RankPlace>& places,

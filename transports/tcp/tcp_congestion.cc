@@ -8,8 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "core/error.h"
-#include "core/read_line.h"
+#include "base/error.h"
+#include "base/read_line.h"
 
 namespace weft {
 namespace {

@@ -8,8 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "core/error.h"
-#include "core/log.h"
+#include "base/error.h"
+#include "base/log.h"
 #include "transports/tcp/tcp_congestion.h"
 
 namespace weft {
@@ -51,7 +51,10 @@ weftResult_t TcpChannel::tryRecv(void* data, size_t bytes, size_t* moved) {
     return weftSuccess;
   }
   const bool small = bytes < kSmallRead;
-  if (small && !ahead_) ahead_.reset(new char[kReadAhead]);
+  // Allocated at the channel's first receive of any size, not its first small
+  // one: a lane first used for bulk data would otherwise allocate in the
+  // middle of some later call (no allocation after a call's first run).
+  if (!ahead_) ahead_.reset(new char[kReadAhead]);
   ssize_t n = small ? recv(fd_, ahead_.get(), kReadAhead, MSG_DONTWAIT)
                     : recv(fd_, data, bytes, MSG_DONTWAIT);
   if (n > 0 && small) {

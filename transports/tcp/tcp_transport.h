@@ -18,7 +18,7 @@
 // WEFT_SOCKET_PER_DIRECTION=0 opens A only.
 // Chunks are striped over the streams by the executor for bandwidth. The
 // kernel's send-buffer autotuning is left alone (fixing SO_SNDBUF is what
-// makes Gloo stall on delayed ACKs; see shared/peers/RESULTS.md, finding 4).
+// makes Gloo stall on delayed ACKs).
 // Sends that the schedule marks stable may go by reference (splice_sender.h).
 // Connections inside one host run Reno by default (tcp_congestion.h).
 #pragma once

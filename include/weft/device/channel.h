@@ -1,4 +1,4 @@
-// The channel contract of DESIGN.md as device-side (and host-side) functions:
+// The channel contract (docs/architecture.md) as device-side (and host-side) functions:
 // a one-way FIFO of `nslots` slots of `slotBytes`, living where the receiver
 // reads fastest, with a `tail` counter (messages posted, written by the
 // sender) and a `head` counter (messages consumed, written by the receiver).
