@@ -32,207 +32,271 @@ inline bool waiting(const FlowState* st, const FlowItem& it) {
          (it.depFlow2 >= 0 && st[it.depFlow2].done <= it.depItem2);
 }
 
-weftResult_t runPlan(FlowPlan& plan, const FlowRunOptions& opts) {
-  const int nflows = plan.numFlows();
-  if (nflows > kMaxFlows) return setError(weftInternalError, "too many flows (%d)", nflows);
+// One run of a plan: passes that move what every flow's channel takes now,
+// and between passes without progress, the backoff (spin, yield, then sleep
+// on the channels' descriptors or the doorbell).
+class PlanRunner {
+ public:
+  PlanRunner(FlowPlan& plan, const FlowRunOptions& opts)
+      : plan_(plan),
+        opts_(opts),
+        nflows_(plan.numFlows()),
+        backoff_(opts.spinUs, opts.yieldUs),
+        idle_(Deadline::after(opts.timeoutSec)) {}
+  ~PlanRunner() {  // never leave the doorbell armed on an early return
+    if (armed_ && opts_.doorbell) opts_.doorbell->disarm();
+  }
+  weftResult_t run();
+
+ private:
+  // What the flows still waiting wait on, for the sleep.
+  struct Waits {
+    int npfd = 0;
+    bool bellFlows = false, fdFlows = false, polledFlows = false;
+  };
+  weftResult_t movePass(bool* progressed);
+  weftResult_t moveFlow(int f, bool* progressed);
+  weftResult_t channelFailed(weftResult_t r);
+  Waits collectWaits();
+  weftResult_t timedOut();
+  // Sleeps until a channel may move (or a bounded time); *again: go back to
+  // moving without sleeping (the doorbell was just armed, or flows are polled).
+  weftResult_t sleep(const Waits& w, bool* again);
+  weftResult_t checkDeaths();
+
+  // A peer's failure ends the run: tell the plan how far each started
+  // receive got, so that it may read on from there (header_plan.h).
+  weftResult_t stopped(weftResult_t r) {
+    for (int f = 0; f < nflows_; ++f)
+      if (!plan_.isSend(f) && st_[f].haveCur) plan_.onStopped(f, st_[f].next, st_[f].offset);
+    return r;
+  }
+  bool aborted() const {
+    return opts_.abortFlag && opts_.abortFlag->load(std::memory_order_relaxed);
+  }
+
+  FlowPlan& plan_;
+  const FlowRunOptions& opts_;
+  const int nflows_;
+  FlowState* st_ = nullptr;
+  std::vector<pollfd>* pfds_ = nullptr;
+  int remaining_ = 0;
+  Backoff backoff_;
+  bool deathSuspected_ = false;  // a peer's socket closed; confirmed after one more idle pass
+  bool armed_ = false;           // doorbell armed, waiting for one more idle pass
+  bool armedPoll_ = false;       // armed to sleep in poll() (sockets wait too), not the futex
+  uint32_t armedSeq_ = 0;
+  // WEFT_TIMEOUT without progress (time frozen for the whole process aside:
+  // base/wait.h), restarted lazily after progress, off the fast path.
+  Deadline idle_;
+  bool progressSinceCheck_ = false;
+};
+
+weftResult_t PlanRunner::channelFailed(weftResult_t r) {
+  // Abort shuts the sockets down; say "aborted" rather than blame the peer.
+  if (opts_.abortFlag && opts_.abortFlag->load())
+    return setError(weftInvalidUsage, "communicator aborted");
+  return stopped(setError(r, "%s", lastError().c_str()));
+}
+
+// Drains flow f as far as it goes without blocking.
+weftResult_t PlanRunner::moveFlow(int f, bool* progressed) {
+  FlowState& s = st_[f];
+  const bool send = plan_.isSend(f);
+  while (s.next < s.total) {
+    if (!s.haveCur) {
+      s.cur = plan_.item(f, s.next);
+      s.haveCur = true;
+      s.offset = 0;
+    }
+    if (waiting(st_, s.cur)) break;
+    if (s.offset < s.cur.bytes) {
+      size_t moved = 0;
+      Channel* ch = plan_.channel(f);
+      char* at = s.cur.data + s.offset;
+      const size_t left = s.cur.bytes - s.offset;
+      weftResult_t r = !send          ? ch->tryRecv(at, left, &moved)
+                       : s.cur.stable ? ch->trySendStable(at, left, &moved)
+                                      : ch->trySend(at, left, &moved);
+      if (r != weftSuccess) return channelFailed(r);
+      if (moved == 0) break;
+      s.offset += moved;
+      *progressed = true;
+    }
+    if (s.offset < s.cur.bytes) continue;
+    if (!send) {
+      plan_.onReceived(f, s.next);
+      WEFT_CHECK(plan_.failure());
+    }
+    s.haveCur = false;
+    ++s.next;
+    s.done = s.next;
+    *progressed = true;
+    if (s.next == s.total) --remaining_;
+  }
+  return weftSuccess;
+}
+
+weftResult_t PlanRunner::movePass(bool* progressed) {
+  for (int f = 0; f < nflows_; ++f) WEFT_CHECK(moveFlow(f, progressed));
+  return weftSuccess;
+}
+
+PlanRunner::Waits PlanRunner::collectWaits() {
+  Waits w;
+  std::vector<pollfd>& pfds = *pfds_;
+  for (int f = 0; f < nflows_; ++f) {
+    FlowState& s = st_[f];
+    if (s.next >= s.total) continue;
+    if (s.haveCur && waiting(st_, s.cur)) continue;
+    Channel* ch = plan_.channel(f);
+    int fd = ch->waitFd();
+    if (ch->usesDoorbell())
+      w.bellFlows = true;
+    else if (fd >= 0)
+      w.fdFlows = true;
+    else
+      w.polledFlows = true;  // verbs: completions are polled, nothing to sleep on
+    if (fd < 0) continue;
+    const bool pollOut = plan_.isSend(f) && !ch->usesDoorbell();
+    pfds[w.npfd++] = {fd, static_cast<short>(pollOut ? POLLOUT : POLLIN), 0};
+  }
+  return w;
+}
+
+weftResult_t PlanRunner::timedOut() {
+  std::string stuck;
+  for (int f = 0; f < nflows_ && stuck.size() < 300; ++f) {
+    if (st_[f].next >= st_[f].total) continue;
+    std::string what = std::string(plan_.isSend(f) ? "sending to " : "receiving from ") +
+                       plan_.channel(f)->peerName();
+    if (stuck.find(what) == std::string::npos) stuck += (stuck.empty() ? "" : "; ") + what;
+  }
+  return setError(weftTimeout, "no progress for %.0f s (WEFT_TIMEOUT); still %s", opts_.timeoutSec,
+                  stuck.c_str());
+}
+
+// Shared-memory channels wake us through the doorbell; their sockets only
+// report the peer's death.
+weftResult_t PlanRunner::sleep(const Waits& w, bool* again) {
+  std::vector<pollfd>& pfds = *pfds_;
+  int npfd = w.npfd;
+  int pollMs = 100;
+  *again = false;
+  if (w.polledFlows) {  // keep yielding between passes instead of sleeping
+    sched_yield();
+    *again = true;
+    return weftSuccess;
+  }
+  Doorbell* bell = opts_.doorbell;
+  int wakeSlot = -1;
+  if (w.bellFlows && bell != nullptr) {
+    if (!armed_) {
+      // Arm, then make one more pass before sleeping (doorbell.h explains
+      // why). Where sockets wait too, sleep in poll() on them and the wake
+      // socket: a futex sleep would leave a socket's bytes unread for up to
+      // 1 ms behind a shared-memory flow still waiting.
+      armedPoll_ = w.fdFlows && bell->wakeFd >= 0;
+      if (armedPoll_) {
+        bell->drainWake();
+        bell->armPoll();
+      } else {
+        armedSeq_ = bell->arm();
+      }
+      armed_ = true;
+      *again = true;
+      return weftSuccess;
+    }
+    if (armedPoll_) {
+      wakeSlot = npfd;
+      pfds[npfd++] = {bell->wakeFd, POLLIN, 0};
+    } else {
+      // No wake socket: sockets are looked at every 1 ms at most.
+      bell->wait(armedSeq_, w.fdFlows ? 1000 : 20000);
+      bell->disarm();
+      armed_ = false;
+      pollMs = 0;  // just collect socket readiness and deaths
+    }
+  } else if (w.bellFlows) {
+    pollMs = 1;
+  }
+  int rc = poll(pfds.data(), npfd, pollMs);
+  if (rc < 0 && errno != EINTR)
+    return setError(weftSystemError, "poll failed: %s", strerror(errno));
+  if (wakeSlot >= 0) {
+    bell->disarm();
+    armed_ = false;
+    if (rc > 0 && pfds[wakeSlot].revents != 0) --rc;  // a ring, not a death
+  }
+  if (rc > 0 && w.bellFlows) return checkDeaths();
+  return weftSuccess;
+}
+
+weftResult_t PlanRunner::checkDeaths() {
+  for (int f = 0; f < nflows_; ++f) {
+    if (st_[f].next >= st_[f].total || !plan_.channel(f)->usesDoorbell()) continue;
+    weftResult_t r = plan_.channel(f)->peerGone();
+    // A peer that finished its part may exit before we drained what it left
+    // in shared memory: only a second idle pass after the death is a failure.
+    if (r != weftSuccess && !deathSuspected_) {
+      deathSuspected_ = true;
+      break;
+    }
+    if (r != weftSuccess) return channelFailed(r);
+  }
+  return weftSuccess;
+}
+
+weftResult_t PlanRunner::run() {
+  if (nflows_ > kMaxFlows) return setError(weftInternalError, "too many flows (%d)", nflows_);
   // Reused per thread: a call allocates nothing once the thread has run one.
   thread_local std::vector<FlowState> states;
   thread_local std::vector<pollfd> pfds;
-  states.assign(nflows, FlowState());
-  pfds.resize(nflows + 1);  // each flow's descriptor, and the doorbell's wake socket
-  FlowState* st = states.data();
-  int remaining = 0;
-  for (int f = 0; f < nflows; ++f) {
-    st[f].total = plan.numItems(f);
-    if (st[f].total > 0) ++remaining;
+  states.assign(nflows_, FlowState());
+  pfds.resize(nflows_ + 1);  // each flow's descriptor, and the doorbell's wake socket
+  st_ = states.data();
+  pfds_ = &pfds;
+  for (int f = 0; f < nflows_; ++f) {
+    st_[f].total = plan_.numItems(f);
+    if (st_[f].total > 0) ++remaining_;
   }
-  // A peer's failure ends the run: tell the plan how far each started
-  // receive got, so that it may read on from there (header_plan.h).
-  auto stopped = [&](weftResult_t r) {
-    for (int f = 0; f < nflows; ++f)
-      if (!plan.isSend(f) && st[f].haveCur) plan.onStopped(f, st[f].next, st[f].offset);
-    return r;
-  };
-  Backoff backoff(opts.spinUs, opts.yieldUs);
-  bool deathSuspected = false;  // a peer's socket closed; confirmed after one more idle pass
-  bool armed = false;           // doorbell armed, waiting for one more idle pass
-  bool armedPoll = false;       // armed to sleep in poll() (sockets wait too), not the futex
-  uint32_t armedSeq = 0;
-  struct Disarm {  // never leave the doorbell armed on an early return
-    const bool& armed;
-    Doorbell* bell;
-    ~Disarm() {
-      if (armed && bell) bell->disarm();
-    }
-  } disarmOnExit{armed, opts.doorbell};
-  // WEFT_TIMEOUT without progress (time frozen for the whole process aside:
-  // base/wait.h), restarted lazily after progress, off the fast path.
-  Deadline idle = Deadline::after(opts.timeoutSec);
-  bool progressSinceCheck = false;
-
-  while (remaining > 0) {
+  while (remaining_ > 0) {
     bool progressed = false;
-    for (int f = 0; f < nflows; ++f) {
-      FlowState& s = st[f];
-      // Drain this flow as far as it goes without blocking.
-      while (s.next < s.total) {
-        if (!s.haveCur) {
-          s.cur = plan.item(f, s.next);
-          s.haveCur = true;
-          s.offset = 0;
-        }
-        const bool send = plan.isSend(f);
-        if (waiting(st, s.cur)) break;
-        size_t moved = 0;
-        if (s.offset < s.cur.bytes) {
-          Channel* ch = plan.channel(f);
-          char* at = s.cur.data + s.offset;
-          const size_t left = s.cur.bytes - s.offset;
-          weftResult_t r = !send          ? ch->tryRecv(at, left, &moved)
-                           : s.cur.stable ? ch->trySendStable(at, left, &moved)
-                                          : ch->trySend(at, left, &moved);
-          if (r != weftSuccess) {
-            // Abort shuts the sockets down; say "aborted" rather than blame the peer.
-            if (opts.abortFlag && opts.abortFlag->load())
-              return setError(weftInvalidUsage, "communicator aborted");
-            return stopped(setError(r, "%s", lastError().c_str()));
-          }
-          if (moved == 0) break;
-          s.offset += moved;
-          progressed = true;
-        }
-        if (s.offset < s.cur.bytes) continue;
-        if (!send) {
-          plan.onReceived(f, s.next);
-          WEFT_CHECK(plan.failure());
-        }
-        s.haveCur = false;
-        ++s.next;
-        s.done = s.next;
-        progressed = true;
-        if (s.next == s.total) --remaining;
-      }
-    }
-    if (remaining == 0) break;
+    WEFT_CHECK(movePass(&progressed));
+    if (remaining_ == 0) break;
     if (progressed) {
-      if (armed) {
-        opts.doorbell->disarm();
-        armed = false;
+      if (armed_) {
+        opts_.doorbell->disarm();
+        armed_ = false;
       }
-      deathSuspected = false;
-      backoff.reset();
-      progressSinceCheck = true;
+      deathSuspected_ = false;
+      backoff_.reset();
+      progressSinceCheck_ = true;
       continue;
     }
-    if (opts.abortFlag && opts.abortFlag->load(std::memory_order_relaxed)) {
-      return setError(weftInvalidUsage, "communicator aborted");
+    if (aborted()) return setError(weftInvalidUsage, "communicator aborted");
+    if (progressSinceCheck_) {
+      idle_.restart();
+      progressSinceCheck_ = false;
     }
-    if (progressSinceCheck) {
-      idle.restart();
-      progressSinceCheck = false;
-    }
-    Backoff::Step step = backoff.next();
+    Backoff::Step step = backoff_.next();
     if (step == Backoff::Step::kSpin) continue;
     if (step == Backoff::Step::kYield) {
       sched_yield();
       continue;
     }
     // Sleep until a channel we wait on is ready (or a bounded time, to re-check
-    // abort and deadlines). Shared-memory channels wake us through the doorbell;
-    // their sockets only report the peer's death.
-    int npfd = 0;
-    bool bellFlows = false, fdFlows = false, polledFlows = false;
-    for (int f = 0; f < nflows; ++f) {
-      FlowState& s = st[f];
-      if (s.next >= s.total) continue;
-      bool send = plan.isSend(f);
-      if (s.haveCur && waiting(st, s.cur)) continue;
-      Channel* ch = plan.channel(f);
-      int fd = ch->waitFd();
-      if (ch->usesDoorbell())
-        bellFlows = true;
-      else if (fd >= 0)
-        fdFlows = true;
-      else
-        polledFlows = true;  // verbs: completions are polled, nothing to sleep on
-      if (fd < 0) continue;
-      pfds[npfd++] = {fd, static_cast<short>(send && !ch->usesDoorbell() ? POLLOUT : POLLIN), 0};
-    }
-    if (idle.expired()) {
-      std::string stuck;
-      for (int f = 0; f < nflows && stuck.size() < 300; ++f) {
-        if (st[f].next >= st[f].total) continue;
-        std::string what = std::string(plan.isSend(f) ? "sending to " : "receiving from ") +
-                           plan.channel(f)->peerName();
-        if (stuck.find(what) == std::string::npos) stuck += (stuck.empty() ? "" : "; ") + what;
-      }
-      return setError(weftTimeout, "no progress for %.0f s (WEFT_TIMEOUT); still %s",
-                      opts.timeoutSec, stuck.c_str());
-    }
-    int pollMs = 100;
-    if (polledFlows) {  // keep yielding between passes instead of sleeping
-      sched_yield();
-      continue;
-    }
-    Doorbell* bell = opts.doorbell;
-    int wakeSlot = -1;
-    if (bellFlows && bell != nullptr) {
-      if (!armed) {
-        // Arm, then make one more pass before sleeping (doorbell.h explains
-        // why). Where sockets wait too, sleep in poll() on them and the wake
-        // socket: a futex sleep left a socket's bytes unread for up to 1 ms
-        // behind a shared-memory flow still waiting (halving-doubling over 4
-        // nodes x 2 ranks ran 2x slower than over 4 x 1).
-        armedPoll = fdFlows && bell->wakeFd >= 0;
-        if (armedPoll) {
-          bell->drainWake();
-          bell->armPoll();
-        } else {
-          armedSeq = bell->arm();
-        }
-        armed = true;
-        continue;
-      }
-      if (armedPoll) {
-        wakeSlot = npfd;
-        pfds[npfd++] = {bell->wakeFd, POLLIN, 0};
-      } else {
-        // No wake socket: sockets are looked at every 1 ms at most.
-        bell->wait(armedSeq, fdFlows ? 1000 : 20000);
-        bell->disarm();
-        armed = false;
-        pollMs = 0;  // just collect socket readiness and deaths
-      }
-    } else if (bellFlows) {
-      pollMs = 1;
-    }
-    int rc = poll(pfds.data(), npfd, pollMs);
-    if (rc < 0 && errno != EINTR)
-      return setError(weftSystemError, "poll failed: %s", strerror(errno));
-    if (wakeSlot >= 0) {
-      bell->disarm();
-      armed = false;
-      if (rc > 0 && pfds[wakeSlot].revents != 0) --rc;  // a ring, not a death
-    }
-    if (rc > 0 && bellFlows) {
-      for (int f = 0; f < nflows; ++f) {
-        if (st[f].next >= st[f].total || !plan.channel(f)->usesDoorbell()) continue;
-        weftResult_t r = plan.channel(f)->peerGone();
-        // A peer that finished its part may exit before we drained what it left
-        // in shared memory: only a second idle pass after the death is a failure.
-        if (r != weftSuccess && !deathSuspected) {
-          deathSuspected = true;
-          break;
-        }
-        if (r != weftSuccess) {
-          if (opts.abortFlag && opts.abortFlag->load())
-            return setError(weftInvalidUsage, "communicator aborted");
-          return stopped(setError(r, "%s", lastError().c_str()));
-        }
-      }
-    }
+    // abort and deadlines).
+    const Waits w = collectWaits();
+    if (idle_.expired()) return timedOut();
+    bool again = false;
+    WEFT_CHECK(sleep(w, &again));
   }
   return weftSuccess;
+}
+
+weftResult_t runPlan(FlowPlan& plan, const FlowRunOptions& opts) {
+  return PlanRunner(plan, opts).run();
 }
 
 }  // namespace

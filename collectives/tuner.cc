@@ -113,6 +113,70 @@ int Tuner::streamsFor(size_t segmentBytes, size_t chunk) const {
   return s < static_cast<size_t>(maxStreams_) ? static_cast<int>(s) : maxStreams_;
 }
 
+// The hierarchical forms' reduce-scatter and allgather inside the node.
+double Tuner::insideNodeUs(size_t bytes, size_t chunk) const {
+  const int L = topo_->localRanks;
+  const double S = static_cast<double>(bytes), r = 1e-3 / kReduceGBps;
+  return 2 * pipeline(L - 1, (L - 1) * intra_.alphaUs, S / L, chunk, intra_.usPerByte(),
+                      kPerMessageUs) +
+         (L - 1.0) / L * S * r;
+}
+
+// Hierarchical allreduce: inside the node, then a ring or a tree across nodes
+// between ranks of equal local index.
+double Tuner::hierAllReduceUs(Tuned algo, size_t bytes, size_t* chunk) const {
+  if (!hierUsable(*topo_)) return kInf;
+  const int N = topo_->nnodes, L = topo_->localRanks;
+  const double S = static_cast<double>(bytes), o = kPerMessageUs, r = 1e-3 / kReduceGBps;
+  const double ae = inter_.alphaUs, be = inter_.usPerByte();
+  double part = S / L;  // what each rank carries across nodes
+  *chunk = chunkFor(static_cast<size_t>(part / N));
+  double across;
+  if (algo == Tuned::kHierRing) {
+    // L rings share the node link: each sees L times its per-byte time.
+    across = pipeline(2.0 * (N - 1), 2.0 * (N - 1) * ae, part / N, *chunk,
+                      L * be * sharedLinkPenalty(part / N), o) +
+             (N - 1.0) / N * part * r;
+  } else {
+    double half = bytes / L <= kSingleTreeBytes ? part : part / 2;
+    double ce = std::min<double>(static_cast<double>(*chunk), half);
+    across = 2 * topo_->acrossTreeHops * (ae + ce * be) + 6 * chunks(half, *chunk) * o +
+             topo_->acrossTreeLinkLoad * S * be * sharedLinkPenalty(half) + part * r;
+  }
+  return insideNodeUs(bytes, *chunk) + across;
+}
+
+// Recursive doubling (kRd) and halving-doubling (kRhd): across nodes after
+// the node's reduce-scatter where hier applies, else over every rank.
+double Tuner::doublingAllReduceUs(Tuned algo, size_t bytes, size_t* chunk) const {
+  const int n = topo_->nranks, N = topo_->nnodes, L = topo_->localRanks;
+  const double S = static_cast<double>(bytes), o = kPerMessageUs, r = 1e-3 / kReduceGBps;
+  const LinkModel& slow = N > 1 ? inter_ : intra_;
+  const bool hier = hierUsable(*topo_);
+  if (!hier && N > 1 && !(topo_->uniform && L == 1)) return kInf;
+  const int parts = hier ? N : n, flows = hier ? L : 1;
+  const double part = hier ? S / L : S;
+  int p2 = 1, steps = 0;
+  for (; p2 * 2 <= parts; p2 *= 2) ++steps;
+  const bool doubling = algo == Tuned::kRd;
+  *chunk = chunkFor(static_cast<size_t>(doubling ? part : part / 2));
+  const size_t c = *chunk;
+  // One hop of `b` bytes from each of the `flows` ranks that share a node's
+  // link. The shared-link penalty applies with one flow too: over 8 one-rank
+  // nodes halving-doubling's long steps take about 1.2x their ideal, and
+  // without it the model would pick it over the ring up to 128 MiB.
+  auto hop = [&](double b) {
+    return slow.alphaUs + flows * b * slow.usPerByte() * sharedLinkPenalty(b) + chunks(b, c) * o;
+  };
+  double t = hier ? insideNodeUs(bytes, c) : 0;
+  if (parts > p2) t += 2 * hop(part) + part * r;  // pairs fold first, unfold last
+  for (int k = 0; k < steps; ++k) {
+    const double half = part / (2 << k);
+    t += doubling ? hop(part) + part * r : 2 * hop(half) + half * r;
+  }
+  return t;
+}
+
 double Tuner::allReduceUs(Tuned algo, size_t bytes, size_t* chunkOut) const {
   const int n = topo_->nranks, N = topo_->nnodes, L = topo_->localRanks;
   const double S = static_cast<double>(bytes);
@@ -122,10 +186,6 @@ double Tuner::allReduceUs(Tuned algo, size_t bytes, size_t* chunkOut) const {
   const double ai = intra_.alphaUs, bi = intra_.usPerByte();
   size_t chunk = maxChunk_;
   double t = kInf;
-  // The hierarchical forms' reduce-scatter and allgather inside the node.
-  auto insideNode = [&](size_t c) {
-    return 2 * pipeline(L - 1, (L - 1) * ai, S / L, c, bi, o) + (L - 1.0) / L * S * r;
-  };
   switch (algo) {
     case Tuned::kOneshot: {
       if (static_cast<double>(n) * S > static_cast<double>(oneshotStaging_)) break;
@@ -151,52 +211,13 @@ double Tuner::allReduceUs(Tuned algo, size_t bytes, size_t* chunkOut) const {
       break;
     }
     case Tuned::kHierRing:
-    case Tuned::kHierTree: {
-      if (!hierUsable(*topo_)) break;
-      double part = S / L;  // what each rank carries across nodes
-      chunk = chunkFor(static_cast<size_t>(part / N));
-      double across;
-      if (algo == Tuned::kHierRing) {
-        // L rings share the node link: each sees L times its per-byte time.
-        across = pipeline(2.0 * (N - 1), 2.0 * (N - 1) * ae, part / N, chunk,
-                          L * be * sharedLinkPenalty(part / N), o) +
-                 (N - 1.0) / N * part * r;
-      } else {
-        double half = bytes / L <= kSingleTreeBytes ? part : part / 2;
-        double ce = std::min<double>(static_cast<double>(chunk), half);
-        across = 2 * topo_->acrossTreeHops * (ae + ce * be) + 6 * chunks(half, chunk) * o +
-                 topo_->acrossTreeLinkLoad * S * be * sharedLinkPenalty(half) + part * r;
-      }
-      t = insideNode(chunk) + across;
+    case Tuned::kHierTree:
+      t = hierAllReduceUs(algo, bytes, &chunk);
       break;
-    }
     case Tuned::kRd:
-    case Tuned::kRhd: {
-      const bool hier = hierUsable(*topo_);
-      if (!hier && N > 1 && !(topo_->uniform && L == 1)) break;
-      const int parts = hier ? N : n, flows = hier ? L : 1;
-      const double part = hier ? S / L : S;
-      int p2 = 1, steps = 0;
-      for (; p2 * 2 <= parts; p2 *= 2) ++steps;
-      const bool doubling = algo == Tuned::kRd;
-      chunk = chunkFor(static_cast<size_t>(doubling ? part : part / 2));
-      // One hop of `b` bytes from each of the `flows` ranks that share a node's
-      // link. The shared-link penalty applies with one flow too: measured over
-      // 8 one-rank nodes, halving-doubling's long steps took about 1.2x their
-      // ideal (32 MiB: 846 ms against the ring's 622); without it the model
-      // picked it over the ring up to 128 MiB.
-      auto hop = [&](double b) {
-        return slow.alphaUs + flows * b * slow.usPerByte() * sharedLinkPenalty(b) +
-               chunks(b, chunk) * o;
-      };
-      t = hier ? insideNode(chunk) : 0;
-      if (parts > p2) t += 2 * hop(part) + part * r;  // pairs fold first, unfold last
-      for (int k = 0; k < steps; ++k) {
-        const double half = part / (2 << k);
-        t += doubling ? hop(part) + part * r : 2 * hop(half) + half * r;
-      }
+    case Tuned::kRhd:
+      t = doublingAllReduceUs(algo, bytes, &chunk);
       break;
-    }
     default:
       break;
   }

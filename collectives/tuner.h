@@ -62,6 +62,9 @@ class Tuner {
 
  private:
   size_t chunkFor(size_t segmentBytes) const;
+  double insideNodeUs(size_t bytes, size_t chunk) const;
+  double hierAllReduceUs(Tuned algo, size_t bytes, size_t* chunk) const;
+  double doublingAllReduceUs(Tuned algo, size_t bytes, size_t* chunk) const;
   int streamsFor(size_t segmentBytes, size_t chunk) const;
   const CommTopo* topo_ = nullptr;
   LinkModel intra_, inter_;

@@ -81,6 +81,10 @@ def main():
                     help="run every program with GLIBC_TUNABLES=glibc.malloc.hugetlb=1, so that "
                          "glibc asks for transparent huge pages on large allocations (on a "
                          "machine whose THP setting is 'madvise'); all sides alike")
+    ap.add_argument("--baseline", metavar="BUILD",
+                    help="also run another weft build's perf tool (e.g. one built from an "
+                         "earlier commit) in every round, right after this one, as extra "
+                         "columns: its time and base/weft")
     args = ap.parse_args()
     if args.thp:
         # Inherited by weft-run, mpirun and the Gloo ranks alike.
@@ -110,6 +114,8 @@ def main():
     results = {"weft": [], "mpi": [], "weftIP": []}
     if args.registered:
         results["weftR"] = []
+    if args.baseline:
+        results["base"] = []
     for a in algos:
         results["gloo:" + a] = []
     for rnd in range(args.rounds):
@@ -127,6 +133,10 @@ def main():
             merged["weftIP"].update(rows(weft_out, 9, 11))
             if args.registered:
                 merged["weftR"].update(rows(run(weft_cmd + ["-R", "1"], weft_env), 5, 7))
+            if args.baseline:
+                base_cmd = [os.path.join(args.baseline, "tools", "weft-run"), "-n", str(n),
+                            os.path.join(args.baseline, "perf", tool)] + weft_cmd[4:]
+                merged["base"].update(rows(run(base_cmd, weft_env), 5, 7))
             merged["mpi"].update(rows(run(mpi_cmd, mpi_env), 4, 6))
             for a in algos:
                 cmd = [os.path.join(args.peers, "gloo_coll_bench"), "-p", str(n), "-a", a] + sweep + \
@@ -148,7 +158,8 @@ def main():
         "size(B)", "weft us", "weft GB/s", "mpi us", "mpi GB/s", "gloo us", "gloo GB/s",
         "gloo best algo", "mpi/weft", "gloo/weft") +
           (" %10s %9s %8s" % ("weft-R us", "weft-R GB/s", "mpi/weft-R") if args.registered else "") +
-          (" %10s %12s" % ("weft-ip us", "gloo/weft-ip") if args.inplace else ""))
+          (" %10s %12s" % ("weft-ip us", "gloo/weft-ip") if args.inplace else "") +
+          (" %10s %9s" % ("base us", "base/weft") if args.baseline else ""))
     for s in sizes:
         wt, wb = median("weft", s, 0), median("weft", s, 1)
         mt, mb = median("mpi", s, 0), median("mpi", s, 1)
@@ -168,10 +179,14 @@ def main():
                                       "%.2fx")) if args.registered else "") +
               (" %10s %12s" % (fmt(median("weftIP", s, 0), "%.2f"),
                                fmt(best[1] / median("weftIP", s, 0) if best and median("weftIP", s, 0)
-                                   else None, "%.2fx")) if args.inplace else ""))
+                                   else None, "%.2fx")) if args.inplace else "") +
+              (" %10s %9s" % (fmt(median("base", s, 0), "%.2f"),
+                              fmt(median("base", s, 0) / wt if median("base", s, 0) and wt else None,
+                                  "%.2fx")) if args.baseline else ""))
     print("# mpi/weft and gloo/weft are time ratios: above 1 means weft is faster."
           + (" weft-R: buffers from weftHostAlloc (-R 1)." if args.registered else "")
-          + (" weft-ip: weft in place (as Gloo's legacy algorithms run)." if args.inplace else ""))
+          + (" weft-ip: weft in place (as Gloo's legacy algorithms run)." if args.inplace else "")
+          + (" base: the --baseline build, base/weft above 1: this build is faster." if args.baseline else ""))
 
 
 if __name__ == "__main__":

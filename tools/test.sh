@@ -8,6 +8,7 @@ tools/setup.sh
 BUILD=${WEFT_BUILD_DIR:-build}
 tools/check-format.sh
 python3 tools/check_layers.py
+python3 tools/check_sizes.py
 # Two at a time, except the tiers that want the machine to themselves: the
 # Soft-RoCE guest (QEMU emulating 2 CPUs) and the network namespaces (links
 # shaped in time), which run one by one after.

@@ -4,138 +4,149 @@
 // jobWideVars() below, which init checks (core/config_agree.h).
 #include "base/config.h"
 
+#include <iterator>
+
 namespace weft {
 
+namespace {
+
+// Constant-initialized (no constructor or destructor runs), so detached
+// threads (the rendezvous root) may read it during exit.
+const ConfigVar kConfigVars[] = {
+    {"WEFT_DEBUG", "WARN", "Log level: NONE, WARN, INFO or TRACE."},
+    {"WEFT_DEBUG_SUBSYS", "ALL",
+     "Comma list of subsystems to log: INIT, BOOTSTRAP, NET, COLL, TUNING, ALL."},
+    {"WEFT_DEBUG_FILE", "", "Write the log here instead of stderr (%h host, %p pid)."},
+    {"WEFT_TIMEOUT", "300",
+     "Seconds any blocking wait (bootstrap, connect, collective) may last; time in which "
+     "the process was frozen (VM paused, SIGSTOP, suspend) does not count."},
+    {"WEFT_SOCKET_IFNAME", "",
+     "Interfaces for sockets: prefixes, '=' exact, '^' excludes (NCCL syntax)."},
+    {"WEFT_SOCKET_FAMILY", "", "Force AF_INET or AF_INET6 for sockets."},
+    {"WEFT_SOCKET_NSTREAMS", "1",
+     "TCP streams per peer pair (each one connection per direction, or one in all); chunks "
+     "are striped over them (more help on high-latency links)."},
+    {"WEFT_SOCKET_PER_DIRECTION", "64K",
+     "Smallest collective (bytes per rank) whose data goes over TCP on connections of its own "
+     "per direction (WEFT_SOCKET_LANES each), so a rank's sends never delay its receives; "
+     "smaller calls, point-to-point calls and call headers share one more connection, where "
+     "replies carry the ACKs. 0: the shared connection only."},
+    {"WEFT_SOCKET_LANES", "2",
+     "Connections each direction's large-call data is spread over, per stream, in 128 KiB "
+     "pieces: the kernel moves the pieces side by side (1 to 16; 1 is one connection)."},
+    {"WEFT_SOCKET_SPLICE", "64K",
+     "Smallest TCP send passed by reference (vmsplice+splice, no send-side copy) where the "
+     "schedule keeps the bytes unchanged until the peer read them; 0 turns it off."},
+    {"WEFT_SOCKET_SPLICE_MAX", "512K",
+     "Largest call sent by reference: above it the peer reads the sender's pages from "
+     "further out in the memory hierarchy, which costs more than the copy saved."},
+    {"WEFT_SOCKET_CONGESTION", "auto",
+     "TCP congestion control of the data connections: auto (Reno on connections that stay "
+     "inside one host, where pacing and delay-based slow-start exits only cost; the system's "
+     "between hosts), system (always the system's), or an algorithm name such as cubic."},
+    {"WEFT_CHUNK", "512K",
+     "Bytes per pipelined chunk (K/M suffixes); unset, the tuner picks up to this much."},
+    {"WEFT_ALGO", "auto",
+     "Force an algorithm: auto (the tuner), ring (pipelined ring/chain), oneshot (one round), "
+     "tree (double binary tree allreduce), hier (inside nodes, then across), rd (recursive "
+     "doubling allreduce, across nodes after the node's reduce-scatter where every node has "
+     "the same ranks) or rhd (recursive halving-doubling allreduce)."},
+    {"WEFT_TUNE_NET", "",
+     "Declare the link between nodes for the tuner as 'LATENCY_US,GBPS' (e.g. 200,0.125); "
+     "unset, it is measured at init."},
+    {"WEFT_TUNE_SHM", "",
+     "Declare the link inside a node for the tuner as 'LATENCY_US,GBPS'; unset, measured at "
+     "init."},
+    {"WEFT_ONESHOT_MAX", "64K",
+     "Largest per-rank message that uses the one-round (oneshot) algorithm; on one node "
+     "without shared memory, allreduce and allgather also only while (n-1) x the message is "
+     "at most 96 and 128 KiB."},
+    {"WEFT_REDUCE_ISA", "auto",
+     "Host reduction kernels: auto (widest the CPU runs), avx512, avx2 or scalar."},
+    {"WEFT_SPIN_US", "auto",
+     "Microseconds a waiter spins before it yields (WEFT_YIELD_US more), then sleeps in "
+     "poll(); auto: 2, or 0 where a node's ranks outnumber the CPUs they may run on."},
+    {"WEFT_YIELD_US", "150",
+     "Microseconds a waiter yields its core after spinning, before it sleeps in poll() (a "
+     "sleep costs a wake-up; a yield lets a rank sharing the core run)."},
+    {"WEFT_UNIQUE_ID", "", "Hex unique id for weftCommInitFromEnv (set by weft-run)."},
+    {"WEFT_RANK", "", "This process's rank for weftCommInitFromEnv."},
+    {"WEFT_WORLD_SIZE", "", "Number of ranks for weftCommInitFromEnv."},
+    {"WEFT_ROOT_ADDR", "", "host:port where rank 0 serves the rendezvous (no unique id needed)."},
+    {"WEFT_HOSTID", "",
+     "Node identity override (default: hostname + boot id + network and PID namespaces)."},
+    {"WEFT_CHECK_CALLS", "1",
+     "1: each collective carries a 24-byte header, so ranks that disagree on the collective, "
+     "count, datatype, op or root fail with weftInvalidUsage, and each weftSend a 64-byte "
+     "one that its weftRecv checks (count, datatype); 0 (on every rank) saves their cost."},
+    {"WEFT_SHM_DISABLE", "0",
+     "1: ranks on one node talk over the network transports, not shared memory."},
+    {"WEFT_SHM_MAP", "1",
+     "1: large calls between ranks of a node move data through 1 MiB outboxes and "
+     "weftHostAlloc buffers that peers map; 0: peers read private memory with cross-memory "
+     "attach only."},
+    {"WEFT_SHM_FIFO", "2M",
+     "Bytes of shared-memory FIFO per peer pair and stream (K/M suffixes); left unset, nodes "
+     "of over 32 ranks get less (down to 64K) so that the node's FIFOs stay within 2 GiB."},
+    {"WEFT_SECRET", "", "Shared job secret for WEFT_ROOT_ADDR / torchrun launches."},
+    {"WEFT_NET_GDR_LEVEL", "PXB",
+     "Farthest GPU-NIC path class that still uses GPUDirect RDMA: PIX, PXB, PHB, NODE or SYS."},
+    {"WEFT_IB_HCA", "",
+     "RDMA NICs to use: prefixes, '=' exact, '^' excludes, ':port' (NCCL_IB_HCA syntax)."},
+    {"WEFT_IB_DISABLE", "0", "1: never use verbs (InfiniBand/RoCE); peers off the node use TCP."},
+    {"WEFT_IB_GID_INDEX", "-1",
+     "RoCE GID table index to use; -1 picks a non-link-local RoCE v2 GID (IPv4-mapped first)."},
+    {"WEFT_IB_TC", "0", "Traffic class of RoCE packets (GRH)."},
+    {"WEFT_IB_SL", "0", "InfiniBand service level."},
+    {"WEFT_IB_TIMEOUT", "14",
+     "Verbs ACK timeout exponent: 4.096 us x 2^value per try (as NCCL_IB_TIMEOUT)."},
+    {"WEFT_IB_RETRY_CNT", "7", "Verbs transport retries before a send fails."},
+    {"WEFT_IB_BUFFER", "4M", "Bytes of verbs receive ring per queue pair (K/M suffixes)."},
+    {"WEFT_IB_QPS_PER_CONNECTION", "1",
+     "Verbs queue pairs per peer and stream (1 to 16); the stream is striped over them in "
+     "128K pieces (as NCCL_IB_QPS_PER_CONNECTION)."},
+    {"WEFT_IB_ZCOPY_THRESHOLD", "0",
+     "Verbs sends of this many bytes or more (per QP piece) go zero-copy: RDMA-written from the "
+     "registered user buffer into the receiver's; 0 = off (see docs/rdma.md for the caveat)."},
+    {"WEFT_IB_REG_CACHE", "1G",
+     "Most bytes of user buffers kept registered for zero-copy; least recently used beyond "
+     "that are deregistered."},
+    {"WEFT_IB_REG_PERSIST", "0",
+     "1: keep zero-copy registrations of user buffers across calls (only if no buffer is freed "
+     "while the communicator lives); 0: drop them at the end of each call."},
+    {"WEFT_IB_RDMACM", "0",
+     "1: connect verbs queue pairs through librdmacm (rdma_cm) instead of exchanging QP "
+     "numbers through the bootstrap; needs an IP address on the port's netdev (RoCE) or IPoIB "
+     "interface."},
+    {"WEFT_GPU_RING", "1",
+     "1: allreduce, reduce-scatter, reduce (sum, prod, max, min), allgather and broadcast on a "
+     "CUDA stream run weft's ring kernel (peer GPU memory within a node, a host proxy between "
+     "nodes); 0: stage through host memory; shared: as 1, and also between processes that "
+     "share a GPU, whose kernels take turns on it unless MPS runs them together (for MPS, "
+     "and to test CUDA IPC on one GPU)."},
+    {"WEFT_MAX_CTAS", "8",
+     "Most thread blocks (CTAs) weft's ring kernel uses per call (1 to 32); the rest of the GPU "
+     "stays free for compute kernels."},
+    {"WEFT_NTHREADS", "512",
+     "Threads per CTA of weft's ring kernel: 64, 128, 256 or 512 (as NCCL_NTHREADS); fewer "
+     "leave more of each SM's registers and warp slots to compute kernels beside it."},
+    {"WEFT_RANK_GPU", "",
+     "PCI bus id (or cudaN/nvmlN name) of the GPU this rank drives: its verbs device is that "
+     "GPU's nearest NIC. Unset: a device near the rank's CPUs."},
+    {"WEFT_BIND_PROGRESS", "1",
+     "1: run the progress thread on the CPUs near this rank's NIC or GPU (within the "
+     "process's affinity); 0: leave it where the OS puts it."},
+    {"WEFT_TOPO_FILE", "",
+     "Read the machine from this hwloc XML or NCCL/RCCL topology file instead of discovering "
+     "it."},
+};
+
+}  // namespace
+
 const std::vector<ConfigVar>& configVars() {
-  // Never freed: detached threads (the rendezvous root) may read it during exit.
-  static const std::vector<ConfigVar>& vars = *new std::vector<ConfigVar>{
-      {"WEFT_DEBUG", "WARN", "Log level: NONE, WARN, INFO or TRACE."},
-      {"WEFT_DEBUG_SUBSYS", "ALL",
-       "Comma list of subsystems to log: INIT, BOOTSTRAP, NET, COLL, TUNING, ALL."},
-      {"WEFT_DEBUG_FILE", "", "Write the log here instead of stderr (%h host, %p pid)."},
-      {"WEFT_TIMEOUT", "300",
-       "Seconds any blocking wait (bootstrap, connect, collective) may last; time in which "
-       "the process was frozen (VM paused, SIGSTOP, suspend) does not count."},
-      {"WEFT_SOCKET_IFNAME", "",
-       "Interfaces for sockets: prefixes, '=' exact, '^' excludes (NCCL syntax)."},
-      {"WEFT_SOCKET_FAMILY", "", "Force AF_INET or AF_INET6 for sockets."},
-      {"WEFT_SOCKET_NSTREAMS", "1",
-       "TCP streams per peer pair (each one connection per direction, or one in all); chunks "
-       "are striped over them (more help on high-latency links)."},
-      {"WEFT_SOCKET_PER_DIRECTION", "64K",
-       "Smallest collective (bytes per rank) whose data goes over TCP on connections of its own "
-       "per direction (WEFT_SOCKET_LANES each), so a rank's sends never delay its receives; "
-       "smaller calls, point-to-point calls and call headers share one more connection, where "
-       "replies carry the ACKs. 0: the shared connection only."},
-      {"WEFT_SOCKET_LANES", "2",
-       "Connections each direction's large-call data is spread over, per stream, in 128 KiB "
-       "pieces: the kernel moves the pieces side by side (1 to 16; 1 is one connection)."},
-      {"WEFT_SOCKET_SPLICE", "64K",
-       "Smallest TCP send passed by reference (vmsplice+splice, no send-side copy) where the "
-       "schedule keeps the bytes unchanged until the peer read them; 0 turns it off."},
-      {"WEFT_SOCKET_SPLICE_MAX", "512K",
-       "Largest call sent by reference: above it the peer reads the sender's pages from "
-       "further out in the memory hierarchy, which costs more than the copy saved."},
-      {"WEFT_SOCKET_CONGESTION", "auto",
-       "TCP congestion control of the data connections: auto (Reno on connections that stay "
-       "inside one host, where pacing and delay-based slow-start exits only cost; the system's "
-       "between hosts), system (always the system's), or an algorithm name such as cubic."},
-      {"WEFT_CHUNK", "512K",
-       "Bytes per pipelined chunk (K/M suffixes); unset, the tuner picks up to this much."},
-      {"WEFT_ALGO", "auto",
-       "Force an algorithm: auto (the tuner), ring (pipelined ring/chain), oneshot (one round), "
-       "tree (double binary tree allreduce), hier (inside nodes, then across), rd (recursive "
-       "doubling allreduce, across nodes after the node's reduce-scatter where every node has "
-       "the same ranks) or rhd (recursive halving-doubling allreduce)."},
-      {"WEFT_TUNE_NET", "",
-       "Declare the link between nodes for the tuner as 'LATENCY_US,GBPS' (e.g. 200,0.125); "
-       "unset, it is measured at init."},
-      {"WEFT_TUNE_SHM", "",
-       "Declare the link inside a node for the tuner as 'LATENCY_US,GBPS'; unset, measured at "
-       "init."},
-      {"WEFT_ONESHOT_MAX", "64K",
-       "Largest per-rank message that uses the one-round (oneshot) algorithm; on one node "
-       "without shared memory, allreduce and allgather also only while (n-1) x the message is "
-       "at most 96 and 128 KiB."},
-      {"WEFT_REDUCE_ISA", "auto",
-       "Host reduction kernels: auto (widest the CPU runs), avx512, avx2 or scalar."},
-      {"WEFT_SPIN_US", "auto",
-       "Microseconds a waiter spins before it yields (WEFT_YIELD_US more), then sleeps in "
-       "poll(); auto: 2, or 0 where a node's ranks outnumber the CPUs they may run on."},
-      {"WEFT_YIELD_US", "150",
-       "Microseconds a waiter yields its core after spinning, before it sleeps in poll() (a "
-       "sleep costs a wake-up; a yield lets a rank sharing the core run)."},
-      {"WEFT_UNIQUE_ID", "", "Hex unique id for weftCommInitFromEnv (set by weft-run)."},
-      {"WEFT_RANK", "", "This process's rank for weftCommInitFromEnv."},
-      {"WEFT_WORLD_SIZE", "", "Number of ranks for weftCommInitFromEnv."},
-      {"WEFT_ROOT_ADDR", "", "host:port where rank 0 serves the rendezvous (no unique id needed)."},
-      {"WEFT_HOSTID", "",
-       "Node identity override (default: hostname + boot id + network and PID namespaces)."},
-      {"WEFT_CHECK_CALLS", "1",
-       "1: each collective carries a 24-byte header, so ranks that disagree on the collective, "
-       "count, datatype, op or root fail with weftInvalidUsage, and each weftSend a 64-byte "
-       "one that its weftRecv checks (count, datatype); 0 (on every rank) saves their cost."},
-      {"WEFT_SHM_DISABLE", "0",
-       "1: ranks on one node talk over the network transports, not shared memory."},
-      {"WEFT_SHM_MAP", "1",
-       "1: large calls between ranks of a node move data through 1 MiB outboxes and "
-       "weftHostAlloc buffers that peers map; 0: peers read private memory with cross-memory "
-       "attach only."},
-      {"WEFT_SHM_FIFO", "2M",
-       "Bytes of shared-memory FIFO per peer pair and stream (K/M suffixes); left unset, nodes "
-       "of over 32 ranks get less (down to 64K) so that the node's FIFOs stay within 2 GiB."},
-      {"WEFT_SECRET", "", "Shared job secret for WEFT_ROOT_ADDR / torchrun launches."},
-      {"WEFT_NET_GDR_LEVEL", "PXB",
-       "Farthest GPU-NIC path class that still uses GPUDirect RDMA: PIX, PXB, PHB, NODE or SYS."},
-      {"WEFT_IB_HCA", "",
-       "RDMA NICs to use: prefixes, '=' exact, '^' excludes, ':port' (NCCL_IB_HCA syntax)."},
-      {"WEFT_IB_DISABLE", "0", "1: never use verbs (InfiniBand/RoCE); peers off the node use TCP."},
-      {"WEFT_IB_GID_INDEX", "-1",
-       "RoCE GID table index to use; -1 picks a non-link-local RoCE v2 GID (IPv4-mapped first)."},
-      {"WEFT_IB_TC", "0", "Traffic class of RoCE packets (GRH)."},
-      {"WEFT_IB_SL", "0", "InfiniBand service level."},
-      {"WEFT_IB_TIMEOUT", "14",
-       "Verbs ACK timeout exponent: 4.096 us x 2^value per try (as NCCL_IB_TIMEOUT)."},
-      {"WEFT_IB_RETRY_CNT", "7", "Verbs transport retries before a send fails."},
-      {"WEFT_IB_BUFFER", "4M", "Bytes of verbs receive ring per queue pair (K/M suffixes)."},
-      {"WEFT_IB_QPS_PER_CONNECTION", "1",
-       "Verbs queue pairs per peer and stream (1 to 16); the stream is striped over them in "
-       "128K pieces (as NCCL_IB_QPS_PER_CONNECTION)."},
-      {"WEFT_IB_ZCOPY_THRESHOLD", "0",
-       "Verbs sends of this many bytes or more (per QP piece) go zero-copy: RDMA-written from the "
-       "registered user buffer into the receiver's; 0 = off (see docs/rdma.md for the caveat)."},
-      {"WEFT_IB_REG_CACHE", "1G",
-       "Most bytes of user buffers kept registered for zero-copy; least recently used beyond "
-       "that are deregistered."},
-      {"WEFT_IB_REG_PERSIST", "0",
-       "1: keep zero-copy registrations of user buffers across calls (only if no buffer is freed "
-       "while the communicator lives); 0: drop them at the end of each call."},
-      {"WEFT_IB_RDMACM", "0",
-       "1: connect verbs queue pairs through librdmacm (rdma_cm) instead of exchanging QP "
-       "numbers through the bootstrap; needs an IP address on the port's netdev (RoCE) or IPoIB "
-       "interface."},
-      {"WEFT_GPU_RING", "1",
-       "1: allreduce, reduce-scatter, reduce (sum, prod, max, min), allgather and broadcast on a "
-       "CUDA stream run weft's ring kernel (peer GPU memory within a node, a host proxy between "
-       "nodes); 0: stage through host memory; shared: as 1, and also between processes that "
-       "share a GPU, whose kernels take turns on it unless MPS runs them together (for MPS, "
-       "and to test CUDA IPC on one GPU)."},
-      {"WEFT_MAX_CTAS", "8",
-       "Most thread blocks (CTAs) weft's ring kernel uses per call (1 to 32); the rest of the GPU "
-       "stays free for compute kernels."},
-      {"WEFT_NTHREADS", "512",
-       "Threads per CTA of weft's ring kernel: 64, 128, 256 or 512 (as NCCL_NTHREADS); fewer "
-       "leave more of each SM's registers and warp slots to compute kernels beside it."},
-      {"WEFT_RANK_GPU", "",
-       "PCI bus id (or cudaN/nvmlN name) of the GPU this rank drives: its verbs device is that "
-       "GPU's nearest NIC. Unset: a device near the rank's CPUs."},
-      {"WEFT_BIND_PROGRESS", "1",
-       "1: run the progress thread on the CPUs near this rank's NIC or GPU (within the "
-       "process's affinity); 0: leave it where the OS puts it."},
-      {"WEFT_TOPO_FILE", "",
-       "Read the machine from this hwloc XML or NCCL/RCCL topology file instead of discovering "
-       "it."},
-  };
+  // Never freed, for the same reason.
+  static const std::vector<ConfigVar>& vars =
+      *new std::vector<ConfigVar>(std::begin(kConfigVars), std::end(kConfigVars));
   return vars;
 }
 

@@ -66,6 +66,103 @@ void settleSpin(weftComm* c) {
             static_cast<long long>(c->config.spinUs));
 }
 
+weftResult_t setUpTcp(weftComm* c) {
+  c->tcp = std::make_unique<TcpTransport>();
+  if (c->nranks == 1) return weftSuccess;
+  TcpOptions tcp;
+  tcp.nstreams = c->config.nstreams;
+  tcp.spliceMin = c->config.spliceMin;
+  tcp.perDirection = c->config.bulkMin > 0;
+  tcp.lanes = c->config.socketLanes;
+  tcp.congestion = c->config.socketCongestion;
+  return c->tcp->connectAll(*c->bootstrap, tcp);
+}
+
+weftResult_t setUpShm(weftComm* c) {
+  if (c->nranks == 1 || !c->config.shmEnabled) return weftSuccess;
+  c->shm = std::make_unique<ShmTransport>();
+  size_t fifo = c->config.shmFifoBytes;
+  if (!c->config.shmFifoSet) {
+    int nlocal = 0;
+    for (const RankPlace& p : c->places) nlocal += p.node == c->places[c->rank].node;
+    fifo = shmFifoForNode(fifo, nlocal, c->config.nstreams);
+  }
+  bool usable = false;
+  WEFT_CHECK(c->shm->setup(*c->bootstrap, *c->tcp, c->places, c->config.nstreams, fifo, &usable));
+  if (!usable) c->shm.reset();
+  return weftSuccess;
+}
+
+weftResult_t setUpIb(weftComm* c) {
+#ifdef WEFT_HAVE_VERBS
+  const int nranks = c->nranks;
+  if (nranks == 1 || !c->config.ibEnabled) return weftSuccess;
+  std::vector<bool> wanted(nranks, false);
+  bool any = false;
+  for (int p = 0; p < nranks; ++p) {
+    wanted[p] = p != c->rank && !(c->shm && c->shm->reaches(p));
+    any = any || wanted[p];
+  }
+  // Every rank takes part (the verdict is agreed collectively), even one
+  // whose peers are all on its node.
+  c->ib = std::make_unique<IbTransport>();
+  bool usable = false;
+  IbOptions opt;
+  opt.nstreams = c->config.nstreams;
+  opt.qpsPerStream = c->config.ibQps;
+  opt.ringBytes = c->config.ibBufferBytes;
+  opt.zcopyMin = c->config.ibZcopyMin;
+  opt.regCacheBytes = c->config.ibRegCacheBytes;
+  opt.regPersist = c->config.ibRegPersist;
+  opt.rdmacm = c->config.ibRdmacm;
+  opt.timeoutSec = c->config.timeoutSec;
+  WEFT_CHECK(c->ib->setup(*c->bootstrap, *c->tcp, c->places, wanted, opt, &usable));
+  if (!usable || !any) c->ib.reset();
+  if (c->ib && configString("WEFT_BIND_PROGRESS") != "0")
+    c->progress.setCpus(c->ib->device().nearCpus());
+#else
+  (void)c;
+#endif
+  return weftSuccess;
+}
+
+// What the collectives run with (collectives/coll_context.h).
+void fillContext(weftComm* c) {
+  CollContext& ctx = c->ctx;
+  ctx.rank = c->rank;
+  ctx.nranks = c->nranks;
+  ctx.channels = c->channels.get();
+  ctx.scratch = &c->scratch;
+  ctx.p2p = &c->p2pWork;
+  ctx.run.doorbell = c->channels->doorbell();
+  ctx.staging = c->staging;
+  ctx.stagingBytes = c->stagingBytes;
+  ctx.chunkBytes = c->config.chunkBytes;
+  ctx.stableCallMax = c->config.spliceMin > 0 ? c->config.spliceMaxCall : 0;
+  ctx.run.abortFlag = &c->aborted;
+  ctx.run.timeoutSec = c->config.timeoutSec;
+  ctx.run.spinUs = c->config.spinUs;
+  ctx.run.yieldUs = c->config.yieldUs;
+  c->check.rank = c->rank;
+  c->check.nranks = c->nranks;
+  c->check.channels = c->headerChannels.get();
+  ctx.run.check = &c->check;
+}
+
+// The single-copy path, where every rank is on this node.
+weftResult_t setUpLocalCopy(weftComm* c) {
+  if (!c->board) return weftSuccess;
+  c->copy = std::make_unique<LocalCopy>();
+  WEFT_CHECK(c->copy->init(c->board.get(), c->ctx.run, c->config.shmMap));
+  if (!c->copy->usable()) c->copy.reset();
+  WEFT_INFO(INIT, "rank %d: single-copy path %s%s", c->rank, c->copy ? "on" : "off",
+            c->copy ? (c->copy->sharing()
+                           ? " (outboxes, shared buffers mapped)"
+                           : " (cross-memory attach only: WEFT_SHM_MAP=0, or peers cannot map)")
+                    : "");
+  return weftSuccess;
+}
+
 weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank) {
   c->rank = rank;
   c->nranks = nranks;
@@ -80,89 +177,16 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
   WEFT_CHECK(checkJobWideConfig(*c->bootstrap));  // first: later steps depend on them
   WEFT_CHECK(gatherRankPlaces(*c->bootstrap, &c->places));
   settleSpin(c);
-  c->tcp = std::make_unique<TcpTransport>();
-  if (nranks > 1) {
-    TcpOptions tcp;
-    tcp.nstreams = c->config.nstreams;
-    tcp.spliceMin = c->config.spliceMin;
-    tcp.perDirection = c->config.bulkMin > 0;
-    tcp.lanes = c->config.socketLanes;
-    tcp.congestion = c->config.socketCongestion;
-    WEFT_CHECK(c->tcp->connectAll(*c->bootstrap, tcp));
-  }
-  if (nranks > 1 && c->config.shmEnabled) {
-    c->shm = std::make_unique<ShmTransport>();
-    size_t fifo = c->config.shmFifoBytes;
-    if (!c->config.shmFifoSet) {
-      int nlocal = 0;
-      for (const RankPlace& p : c->places) nlocal += p.node == c->places[rank].node;
-      fifo = shmFifoForNode(fifo, nlocal, c->config.nstreams);
-    }
-    bool usable = false;
-    WEFT_CHECK(c->shm->setup(*c->bootstrap, *c->tcp, c->places, c->config.nstreams, fifo, &usable));
-    if (!usable) c->shm.reset();
-  }
-#ifdef WEFT_HAVE_VERBS
-  if (nranks > 1 && c->config.ibEnabled) {
-    std::vector<bool> wanted(nranks, false);
-    bool any = false;
-    for (int p = 0; p < nranks; ++p) {
-      wanted[p] = p != rank && !(c->shm && c->shm->reaches(p));
-      any = any || wanted[p];
-    }
-    // Every rank takes part (the verdict is agreed collectively), even one
-    // whose peers are all on its node.
-    c->ib = std::make_unique<IbTransport>();
-    bool usable = false;
-    IbOptions opt;
-    opt.nstreams = c->config.nstreams;
-    opt.qpsPerStream = c->config.ibQps;
-    opt.ringBytes = c->config.ibBufferBytes;
-    opt.zcopyMin = c->config.ibZcopyMin;
-    opt.regCacheBytes = c->config.ibRegCacheBytes;
-    opt.regPersist = c->config.ibRegPersist;
-    opt.rdmacm = c->config.ibRdmacm;
-    opt.timeoutSec = c->config.timeoutSec;
-    WEFT_CHECK(c->ib->setup(*c->bootstrap, *c->tcp, c->places, wanted, opt, &usable));
-    if (!usable || !any) c->ib.reset();
-    if (c->ib && configString("WEFT_BIND_PROGRESS") != "0")
-      c->progress.setCpus(c->ib->device().nearCpus());
-  }
-#endif
+  WEFT_CHECK(setUpTcp(c));
+  WEFT_CHECK(setUpShm(c));
+  WEFT_CHECK(setUpIb(c));
   c->channels = std::make_unique<PeerChannels>(c->tcp.get(), c->shm.get(), c->ib.get());
   c->headerChannels = std::make_unique<PeerChannels>(c->tcp.get(), c->shm.get(), c->ib.get(), true);
   if (c->shm && c->shm->localRanks() == nranks)
     c->board = std::make_unique<LocalBoard>(c->shm.get(), rank, nranks);
   WEFT_CHECK(allocStaging(c));
-  CollContext& ctx = c->ctx;
-  ctx.rank = rank;
-  ctx.nranks = nranks;
-  ctx.channels = c->channels.get();
-  ctx.scratch = &c->scratch;
-  ctx.p2p = &c->p2pWork;
-  ctx.run.doorbell = c->channels->doorbell();
-  ctx.staging = c->staging;
-  ctx.stagingBytes = c->stagingBytes;
-  ctx.chunkBytes = c->config.chunkBytes;
-  ctx.stableCallMax = c->config.spliceMin > 0 ? c->config.spliceMaxCall : 0;
-  ctx.run.abortFlag = &c->aborted;
-  ctx.run.timeoutSec = c->config.timeoutSec;
-  ctx.run.spinUs = c->config.spinUs;
-  ctx.run.yieldUs = c->config.yieldUs;
-  c->check.rank = rank;
-  c->check.nranks = nranks;
-  c->check.channels = c->headerChannels.get();
-  ctx.run.check = &c->check;
-  if (c->board) {
-    c->copy = std::make_unique<LocalCopy>();
-    WEFT_CHECK(c->copy->init(c->board.get(), ctx.run, c->config.shmMap));
-    if (!c->copy->usable()) c->copy.reset();
-    WEFT_INFO(INIT, "rank %d: single-copy path %s%s", rank, c->copy ? "on" : "off",
-              c->copy ? (c->copy->sharing()
-                             ? " (outboxes, shared buffers mapped)"
-                             : " (cross-memory attach only: WEFT_SHM_MAP=0, or peers cannot map)")
-                      : "");
-  }
+  fillContext(c);
+  WEFT_CHECK(setUpLocalCopy(c));
   WEFT_CHECK(setupTopoAndTuner(c));
   WEFT_CHECK(setUpP2pRing(c));
   // Every rank is connected before any returns: a later collective never meets a half-built peer.

@@ -164,36 +164,35 @@ weftResult_t readSwitch(const char* name, bool* out) {
   return weftSuccess;
 }
 
-}  // namespace
+weftResult_t readAlgo(Algo* out) {
+  static const struct {
+    const char* name;
+    Algo algo;
+  } kAlgos[] = {{"auto", Algo::kAuto},
+                {"", Algo::kAuto},
+                {"ring", Algo::kRing},
+                {"oneshot", Algo::kOneshot},
+                {"tree", Algo::kTree},
+                {"hier", Algo::kHier},
+                {"rd", Algo::kRecursiveDoubling},
+                {"rhd", Algo::kHalvingDoubling}};
+  const std::string algo = configString("WEFT_ALGO");
+  for (const auto& a : kAlgos) {
+    if (algo == a.name) {
+      *out = a.algo;
+      return weftSuccess;
+    }
+  }
+  return setError(weftInvalidArgument,
+                  "WEFT_ALGO=%s: expected auto, ring, oneshot, tree, hier, rd or rhd",
+                  algo.c_str());
+}
 
-weftResult_t readCommConfig(CommConfig* cfg) {
-  std::string algo = configString("WEFT_ALGO");
-  if (algo == "auto" || algo.empty())
-    cfg->algo = Algo::kAuto;
-  else if (algo == "ring")
-    cfg->algo = Algo::kRing;
-  else if (algo == "oneshot")
-    cfg->algo = Algo::kOneshot;
-  else if (algo == "tree")
-    cfg->algo = Algo::kTree;
-  else if (algo == "hier")
-    cfg->algo = Algo::kHier;
-  else if (algo == "rd")
-    cfg->algo = Algo::kRecursiveDoubling;
-  else if (algo == "rhd")
-    cfg->algo = Algo::kHalvingDoubling;
-  else
-    return setError(weftInvalidArgument,
-                    "WEFT_ALGO=%s: expected auto, ring, oneshot, tree, hier, rd or rhd",
-                    algo.c_str());
+constexpr int64_t kG = 1LL << 30, kM = 1LL << 20, kNoMax = INT64_MAX;
 
-  constexpr int64_t kG = 1LL << 30, kM = 1LL << 20, kNoMax = INT64_MAX;
+// The TCP transport's knobs.
+weftResult_t readSocketConfig(CommConfig* cfg) {
   int64_t v = 0;
-  WEFT_CHECK(readSize("WEFT_ONESHOT_MAX", 0, kG, "a size up to 1G", &v));
-  cfg->oneshotMax = static_cast<size_t>(v);
-  WEFT_CHECK(readSize("WEFT_CHUNK", 64, 64 * kM, "a size from 64 to 64M", &v));
-  cfg->chunkBytes = static_cast<size_t>(v);
-  cfg->chunkForced = configIsSet("WEFT_CHUNK");
   WEFT_CHECK(readSize("WEFT_SOCKET_NSTREAMS", 1, 16, "1 to 16", &v));
   cfg->nstreams = static_cast<int>(v);
   WEFT_CHECK(readSize("WEFT_SOCKET_PER_DIRECTION", 0, kNoMax, "0 (off) or a size", &v));
@@ -205,7 +204,12 @@ weftResult_t readCommConfig(CommConfig* cfg) {
   WEFT_CHECK(readSize("WEFT_SOCKET_SPLICE_MAX", 0, kNoMax, "a size", &v));
   cfg->spliceMaxCall = static_cast<size_t>(v);
   cfg->socketCongestion = configString("WEFT_SOCKET_CONGESTION");
-  WEFT_CHECK(checkCongestionSetting(cfg->socketCongestion));
+  return checkCongestionSetting(cfg->socketCongestion);
+}
+
+// Waiting: the timeout and the spin and yield stages (base/wait.h).
+weftResult_t readWaitConfig(CommConfig* cfg) {
+  int64_t v = 0;
   cfg->timeoutSec = configDouble("WEFT_TIMEOUT");
   if (cfg->timeoutSec <= 0)
     return setError(weftInvalidArgument, "WEFT_TIMEOUT=%s: expected a positive number of seconds",
@@ -217,10 +221,15 @@ weftResult_t readCommConfig(CommConfig* cfg) {
   }
   WEFT_CHECK(readSize("WEFT_YIELD_US", 0, 1000000, "0 to 1000000 (microseconds)", &v));
   cfg->yieldUs = v;
+  return weftSuccess;
+}
+
+// Shared memory and verbs.
+weftResult_t readShmAndIbConfig(CommConfig* cfg) {
+  int64_t v = 0;
   cfg->ibEnabled = configString("WEFT_IB_DISABLE") != "1";
   cfg->shmEnabled = configString("WEFT_SHM_DISABLE") != "1";
   cfg->shmMap = configString("WEFT_SHM_MAP") != "0";
-  cfg->checkCalls = configString("WEFT_CHECK_CALLS") != "0";
   WEFT_CHECK(readSize("WEFT_SHM_FIFO", 4096, kG, "a size from 4K to 1G", &v));
   cfg->shmFifoBytes = static_cast<size_t>(v);
   cfg->shmFifoSet = configIsSet("WEFT_SHM_FIFO");
@@ -233,7 +242,12 @@ weftResult_t readCommConfig(CommConfig* cfg) {
   WEFT_CHECK(readSize("WEFT_IB_REG_CACHE", 0, kNoMax, "a size", &v));
   cfg->ibRegCacheBytes = static_cast<size_t>(v);
   cfg->ibRegPersist = configString("WEFT_IB_REG_PERSIST") == "1";
-  WEFT_CHECK(readSwitch("WEFT_IB_RDMACM", &cfg->ibRdmacm));
+  return readSwitch("WEFT_IB_RDMACM", &cfg->ibRdmacm);
+}
+
+// The GPU ring: whether it runs, its CTAs and their width.
+weftResult_t readGpuConfig(CommConfig* cfg) {
+  int64_t v = 0;
   const std::string gpuRing = configString("WEFT_GPU_RING");
   if (gpuRing != "0" && gpuRing != "1" && gpuRing != "shared")
     return setError(weftInvalidArgument, "WEFT_GPU_RING=%s: expected 0, 1 or shared",
@@ -251,6 +265,23 @@ weftResult_t readCommConfig(CommConfig* cfg) {
                     threads.c_str());
   cfg->ctaThreads = std::stoi(threads);
   return weftSuccess;
+}
+
+}  // namespace
+
+weftResult_t readCommConfig(CommConfig* cfg) {
+  WEFT_CHECK(readAlgo(&cfg->algo));
+  int64_t v = 0;
+  WEFT_CHECK(readSize("WEFT_ONESHOT_MAX", 0, kG, "a size up to 1G", &v));
+  cfg->oneshotMax = static_cast<size_t>(v);
+  WEFT_CHECK(readSize("WEFT_CHUNK", 64, 64 * kM, "a size from 64 to 64M", &v));
+  cfg->chunkBytes = static_cast<size_t>(v);
+  cfg->chunkForced = configIsSet("WEFT_CHUNK");
+  cfg->checkCalls = configString("WEFT_CHECK_CALLS") != "0";
+  WEFT_CHECK(readSocketConfig(cfg));
+  WEFT_CHECK(readWaitConfig(cfg));
+  WEFT_CHECK(readShmAndIbConfig(cfg));
+  return readGpuConfig(cfg);
 }
 
 }  // namespace weft

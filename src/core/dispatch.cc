@@ -33,58 +33,69 @@ std::string describeCall(const Call& c) {
 namespace {
 
 // Runs one collective; see runCollective.
-weftResult_t runCollectiveOn(weftComm* comm, const Call& call) {
+// All ranks on this node: small calls through the shared-memory boards,
+// larger ones by single copy between the user buffers. False: neither took it.
+bool runOnNode(weftComm* comm, const Call& call, size_t bytes, weftResult_t* result) {
   CollContext& ctx = comm->ctx;
   const CollArgs& a = call.args;
-  const size_t bytes = a.count * datatypeSize(a.datatype);
   const Algo algo = comm->config.algo;
-  weftResult_t tuned = weftSuccess;
-  if (runTuned(comm, call, &tuned)) return tuned;
-  // One-round forms when forced, or in auto mode for small messages.
-  const bool small =
-      algo == Algo::kOneshot || (algo == Algo::kAuto && bytes <= comm->config.oneshotMax);
-  const bool fitsStaging = oneshotStagingBytes(comm->nranks, bytes) <= ctx.stagingBytes;
-  // All ranks on this node: small calls go through the shared-memory boards.
   if (comm->board && algo != Algo::kRing && bytes <= LocalBoard::kMaxBytes) {
     switch (call.kind) {
       case CollKind::kAllReduce:
-        return comm->board->allReduce(a, ctx.run);
+        return *result = comm->board->allReduce(a, ctx.run), true;
       case CollKind::kAllGather:
-        return comm->board->allGather(a, ctx.run);
+        return *result = comm->board->allGather(a, ctx.run), true;
       case CollKind::kBroadcast:
-        return comm->board->broadcast(a, ctx.run);
+        return *result = comm->board->broadcast(a, ctx.run), true;
       case CollKind::kReduce:
-        return comm->board->reduce(a, ctx.run);
+        return *result = comm->board->reduce(a, ctx.run), true;
       case CollKind::kBarrier:
-        return comm->board->barrier(ctx.run);
+        return *result = comm->board->barrier(ctx.run), true;
       default:
         break;
     }
   }
-  // All ranks on this node, larger calls: single copy between the user buffers.
   if (comm->copy && algo == Algo::kAuto) {
     switch (call.kind) {
       case CollKind::kAllReduce:
-        return comm->copy->allReduce(ctx, a);
+        return *result = comm->copy->allReduce(ctx, a), true;
       case CollKind::kReduceScatter:
-        return comm->copy->reduceScatter(ctx, a);
+        return *result = comm->copy->reduceScatter(ctx, a), true;
       case CollKind::kAllGather:
-        return comm->copy->allGather(ctx, a);
+        return *result = comm->copy->allGather(ctx, a), true;
       case CollKind::kBroadcast:
-        return comm->copy->broadcast(ctx, a);
+        return *result = comm->copy->broadcast(ctx, a), true;
       case CollKind::kAllToAll:
-        return comm->copy->allToAll(ctx, a);
+        return *result = comm->copy->allToAll(ctx, a), true;
       default:
         break;
     }
   }
-  // The FIFO algorithms below carry the call header themselves, except where
-  // the boards exist: there every rank checks it on the board, whatever path
-  // its call takes, so that ranks on different paths still meet.
-  if (comm->board && ctx.run.check->pending) {
-    int slot = 0;
-    WEFT_CHECK(comm->board->publishAndWait(nullptr, 0, ctx.run, &slot));
-  }
+  return false;
+}
+
+// Everyone tells everyone "arrived": one round, n-1 one-byte messages each way.
+weftResult_t channelBarrier(CollContext& ctx) {
+  static const uint8_t arrived = 1;
+  uint8_t out = 0;
+  CollArgs b;
+  b.sendbuff = &arrived;
+  b.recvbuff = &out;
+  b.count = 1;
+  b.datatype = weftUint8;
+  b.op = weftMax;
+  return oneshotAllReduce(ctx, b);
+}
+
+// The algorithms over the channels (FIFOs): one-round forms when forced, or
+// in auto mode for small messages; pipelined ring and chain forms above.
+weftResult_t runOverChannels(weftComm* comm, const Call& call, size_t bytes) {
+  CollContext& ctx = comm->ctx;
+  const CollArgs& a = call.args;
+  const Algo algo = comm->config.algo;
+  const bool small =
+      algo == Algo::kOneshot || (algo == Algo::kAuto && bytes <= comm->config.oneshotMax);
+  const bool fitsStaging = oneshotStagingBytes(comm->nranks, bytes) <= ctx.stagingBytes;
   switch (call.kind) {
     case CollKind::kAllReduce:
       if (algo == Algo::kOneshot)
@@ -106,21 +117,27 @@ weftResult_t runCollectiveOn(weftComm* comm, const Call& call) {
       return small && fitsStaging ? directReduce(ctx, a) : chainReduce(ctx, a);
     case CollKind::kAllToAll:
       return directAllToAll(ctx, a);
-    case CollKind::kBarrier: {
-      // Everyone tells everyone "arrived": one round, n-1 one-byte messages each way.
-      static const uint8_t arrived = 1;
-      uint8_t out = 0;
-      CollArgs b;
-      b.sendbuff = &arrived;
-      b.recvbuff = &out;
-      b.count = 1;
-      b.datatype = weftUint8;
-      b.op = weftMax;
-      return oneshotAllReduce(ctx, b);
-    }
+    case CollKind::kBarrier:
+      return channelBarrier(ctx);
     default:
       return setError(weftInternalError, "not a collective");
   }
+}
+
+weftResult_t runCollectiveOn(weftComm* comm, const Call& call) {
+  const size_t bytes = call.args.count * datatypeSize(call.args.datatype);
+  weftResult_t result = weftSuccess;
+  if (runTuned(comm, call, &result)) return result;
+  if (runOnNode(comm, call, bytes, &result)) return result;
+  // The FIFO algorithms carry the call header themselves, except where the
+  // boards exist: there every rank checks it on the board, whatever path its
+  // call takes, so that ranks on different paths still meet.
+  CollContext& ctx = comm->ctx;
+  if (comm->board && ctx.run.check->pending) {
+    int slot = 0;
+    WEFT_CHECK(comm->board->publishAndWait(nullptr, 0, ctx.run, &slot));
+  }
+  return runOverChannels(comm, call, bytes);
 }
 
 // Fills the communicator's call header for `call` (call_header.h); the

@@ -80,80 +80,42 @@ void giveUp(weftComm* comm, StagingBlock* block, weftResult_t r) {
   __atomic_store_n(block->abort, 1, __ATOMIC_RELAXED);
 }
 
-// Waits until the kernel finished (the stream raised "freed") and, across
-// nodes, until the host proxy moved every message of the call (the kernel may
-// finish before its last messages left the outbox). Any reason to give up
-// goes through giveUp (the error, then the abort word), so that the kernel stops.
-weftResult_t waitKernel(weftComm* comm, StagingBlock* block, uint32_t gen, const Call& call) {
-  Deadline deadline = Deadline::after(comm->config.timeoutSec);
-  Backoff backoff(comm->config.spinUs, comm->config.yieldUs);
-  Clock::time_point nextPeek = Clock::now();
-  Clock::time_point goneAt = Clock::time_point::min();  // when a departed peer was first seen
-  weftResult_t r = weftSuccess;
-  RingProxy& proxy = comm->p2pRing.proxy;
-  const bool proxied = proxy.active();
-  for (;;) {
-    bool moved = false;
-    if (proxied) r = proxy.pump(&moved);
-    const bool finished = flagReached(__atomic_load_n(block->freed, __ATOMIC_ACQUIRE), gen) &&
-                          (!proxied || proxy.callDone());
-    if (r == weftSuccess && finished) break;
-    auto what = [&] {
-      return "rank " + std::to_string(comm->rank) + ": " + describeCall(call) +
-             " on the GPU ring: ";
-    };
-    if (r != weftSuccess) {
-      r = setError(r, "%sthe host proxy: %s", what().c_str(), lastError().c_str());
-    } else if (comm->aborted.load(std::memory_order_relaxed)) {
-      r = setError(weftInvalidUsage, "%scomm was aborted", what().c_str());
-    } else if (deadline.expired()) {
-      r = setError(weftTimeout, "%sthe kernel did not finish within WEFT_TIMEOUT=%g s (%s)",
-                   what().c_str(), deadline.seconds(), kernelState(block).c_str());
-    } else if (comm->closing.load(std::memory_order_acquire) && Clock::now() >= comm->closeBy) {
-      r = setError(weftTimeout,
-                   "%sthe communicator is being destroyed and the kernel did not finish within "
-                   "WEFT_TIMEOUT=%g s of that",
-                   what().c_str(), comm->config.timeoutSec);
-    } else {
-      std::lock_guard<std::mutex> lock(comm->failMu);
-      if (comm->failure != weftSuccess)
-        r = setError(comm->failure, "%sthe communicator broke: %s", what().c_str(),
-                     comm->failureText.c_str());
-    }
-    if (r == weftSuccess && Clock::now() >= nextPeek) {
-      nextPeek = Clock::now() + std::chrono::milliseconds(10);
-      const int gone = departedPeer(comm);
-      // A peer may leave right after its part of the call, while ours still
-      // finishes: give the kernel a grace second before failing the call.
-      if (gone >= 0 && goneAt == Clock::time_point::min()) goneAt = Clock::now();
-      if (gone >= 0 && Clock::now() - goneAt > std::chrono::seconds(1))
-        r = setError(weftRemoteError, "%srank %d left (its connection closed)", what().c_str(),
-                     gone);
-    }
-    // A call that finished while we looked (a peer may leave right after
-    // the last message) succeeded: a departure or failure after it is the
-    // next call's to report.
-    if (r != weftSuccess && flagReached(__atomic_load_n(block->freed, __ATOMIC_ACQUIRE), gen) &&
-        (!proxied || proxy.callDone())) {
-      r = weftSuccess;
-      break;
-    }
-    if (r != weftSuccess) {
-      giveUp(comm, block, r);
-      return r;
-    }
-    if (moved) {  // WEFT_TIMEOUT bounds a stall, not a long call that keeps moving
-      backoff.reset();
-      deadline.restart();
-    } else {
-      backoff.pause();
-    }
-  }
-  // The block is still ours (held until watchRingCall lets it go), and what
-  // the kernel wrote is visible (its stream raised "freed" after it). A CTA
-  // ends early only on the abort word, which this thread raises after giving
-  // up, or enqueueRingCall when the launch failed (then no CTA started):
-  // anything else is a weft bug.
+std::string ringCallPrefix(const weftComm* comm, const Call& call) {
+  return "rank " + std::to_string(comm->rank) + ": " + describeCall(call) + " on the GPU ring: ";
+}
+
+// Why a ring call that has not finished must stop now (the proxy failed, the
+// communicator was aborted, broke or is being destroyed, the deadline passed),
+// with the error set; weftSuccess to keep waiting.
+weftResult_t reasonToStop(weftComm* comm, StagingBlock* block, const Deadline& deadline,
+                          const Call& call, weftResult_t proxyResult) {
+  if (proxyResult != weftSuccess)
+    return setError(proxyResult, "%sthe host proxy: %s", ringCallPrefix(comm, call).c_str(),
+                    lastError().c_str());
+  if (comm->aborted.load(std::memory_order_relaxed))
+    return setError(weftInvalidUsage, "%scomm was aborted", ringCallPrefix(comm, call).c_str());
+  if (deadline.expired())
+    return setError(weftTimeout, "%sthe kernel did not finish within WEFT_TIMEOUT=%g s (%s)",
+                    ringCallPrefix(comm, call).c_str(), deadline.seconds(),
+                    kernelState(block).c_str());
+  if (comm->closing.load(std::memory_order_acquire) && Clock::now() >= comm->closeBy)
+    return setError(weftTimeout,
+                    "%sthe communicator is being destroyed and the kernel did not finish within "
+                    "WEFT_TIMEOUT=%g s of that",
+                    ringCallPrefix(comm, call).c_str(), comm->config.timeoutSec);
+  std::lock_guard<std::mutex> lock(comm->failMu);
+  if (comm->failure != weftSuccess)
+    return setError(comm->failure, "%sthe communicator broke: %s",
+                    ringCallPrefix(comm, call).c_str(), comm->failureText.c_str());
+  return weftSuccess;
+}
+
+// After the kernel finished: the block is still ours (held until
+// watchRingCall lets it go), and what the kernel wrote is visible (its stream
+// raised "freed" after it). A CTA ends early only on the abort word, which
+// the waiting thread raises after giving up, or enqueueRingCall when the
+// launch failed (then no CTA started): anything else is a weft bug.
+weftResult_t checkCtaStatus(const weftComm* comm, const StagingBlock* block, const Call& call) {
   const auto* args = reinterpret_cast<const dev::RingCall*>(block->data);
   for (int c = 0; c < args->nctas; ++c) {
     if (args->status[c] == 0)  // enqueueRingCall raised the abort word: no kernel ran
@@ -166,6 +128,54 @@ weftResult_t waitKernel(weftComm* comm, StagingBlock* block, uint32_t gen, const
                       comm->rank, describeCall(call).c_str(), c, args->status[c]);
   }
   return weftSuccess;
+}
+
+// Waits until the kernel finished (the stream raised "freed") and, across
+// nodes, until the host proxy moved every message of the call (the kernel may
+// finish before its last messages left the outbox). Any reason to give up
+// goes through giveUp (the error, then the abort word), so that the kernel stops.
+weftResult_t waitKernel(weftComm* comm, StagingBlock* block, uint32_t gen, const Call& call) {
+  Deadline deadline = Deadline::after(comm->config.timeoutSec);
+  Backoff backoff(comm->config.spinUs, comm->config.yieldUs);
+  Clock::time_point nextPeek = Clock::now();
+  Clock::time_point goneAt = Clock::time_point::min();  // when a departed peer was first seen
+  RingProxy& proxy = comm->p2pRing.proxy;
+  const bool proxied = proxy.active();
+  auto finished = [&] {
+    return flagReached(__atomic_load_n(block->freed, __ATOMIC_ACQUIRE), gen) &&
+           (!proxied || proxy.callDone());
+  };
+  for (;;) {
+    bool moved = false;
+    weftResult_t r = proxied ? proxy.pump(&moved) : weftSuccess;
+    if (r == weftSuccess && finished()) break;
+    r = reasonToStop(comm, block, deadline, call, r);
+    if (r == weftSuccess && Clock::now() >= nextPeek) {
+      nextPeek = Clock::now() + std::chrono::milliseconds(10);
+      const int gone = departedPeer(comm);
+      // A peer may leave right after its part of the call, while ours still
+      // finishes: give the kernel a grace second before failing the call.
+      if (gone >= 0 && goneAt == Clock::time_point::min()) goneAt = Clock::now();
+      if (gone >= 0 && Clock::now() - goneAt > std::chrono::seconds(1))
+        r = setError(weftRemoteError, "%srank %d left (its connection closed)",
+                     ringCallPrefix(comm, call).c_str(), gone);
+    }
+    // A call that finished while we looked (a peer may leave right after
+    // the last message) succeeded: a departure or failure after it is the
+    // next call's to report.
+    if (r != weftSuccess && finished()) break;
+    if (r != weftSuccess) {
+      giveUp(comm, block, r);
+      return r;
+    }
+    if (moved) {  // WEFT_TIMEOUT bounds a stall, not a long call that keeps moving
+      backoff.reset();
+      deadline.restart();
+    } else {
+      backoff.pause();
+    }
+  }
+  return checkCtaStatus(comm, block, call);
 }
 
 // The progress thread's part, in API order with every other call.

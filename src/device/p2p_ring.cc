@@ -266,49 +266,61 @@ std::string proxyNote(const P2pRing& ring) {
   return note;
 }
 
-// Every rank: may it take part, then (all may) map both neighbours.
-weftResult_t setUp(weftComm* comm) {
+// Every rank votes: may it take part (a CUDA device, the kernels, the ring's
+// memory), with how many channels, on which GPU. *on false: the ring is
+// turned off (turnOff says why), which is no error.
+weftResult_t voteOnRing(weftComm* comm, int* device, std::vector<Vote>* votes, bool* on) {
   P2pRing& ring = comm->p2pRing;
   DeviceRuntime* rt = deviceRuntime();
-  const int n = comm->nranks;
-  int device = -1;
+  *on = false;
   Vote mine{};
   std::string why = whyNot(comm);
-  if (why.empty() && rt->currentDevice(&device) != weftSuccess)
+  if (why.empty() && rt->currentDevice(device) != weftSuccess)
     why = "no current CUDA device: " + lastError();
   ring.channels = comm->config.maxCtas;
-  if (why.empty() && rt->prepareKernels(device) != weftSuccess) why = lastError();
-  if (why.empty() && rt->allocDevice(device, ringMemoryBytes(ring.channels), &ring.mine,
+  if (why.empty() && rt->prepareKernels(*device) != weftSuccess) why = lastError();
+  if (why.empty() && rt->allocDevice(*device, ringMemoryBytes(ring.channels), &ring.mine,
                                      &mine.memory) != weftSuccess)
     why = lastError();
   mine.ok = why.empty() ? 1 : 0;
-  mine.device = device;
+  mine.device = *device;
   mine.channels = ring.channels;
-  if (why.empty()) copyText(mine.gpu, rt->gpuName(device));
+  if (why.empty()) copyText(mine.gpu, rt->gpuName(*device));
   copyText(mine.why, why);
-  std::vector<Vote> votes;
-  weftResult_t r = gather(comm, mine, &votes);
+  weftResult_t r = gather(comm, mine, votes);
   if (r != weftSuccess) {
     turnOff(comm, "its setup failed: " + lastError());
     return r;
   }
-  for (int k = 0; k < n; ++k) {
-    if (!votes[k].ok) {
-      turnOff(comm, "rank " + std::to_string(k) + ": " + votes[k].why);
+  for (int k = 0; k < comm->nranks; ++k) {
+    const Vote& v = (*votes)[k];
+    if (!v.ok) {
+      turnOff(comm, "rank " + std::to_string(k) + ": " + v.why);
       return weftSuccess;
     }
-    if (votes[k].channels != ring.channels) {
-      turnOff(comm, "ranks disagree on WEFT_MAX_CTAS (" + std::to_string(votes[k].channels) +
-                        " on rank " + std::to_string(k) + ", " + std::to_string(ring.channels) +
-                        " here)");
+    if (v.channels != ring.channels) {
+      turnOff(comm, "ranks disagree on WEFT_MAX_CTAS (" + std::to_string(v.channels) + " on rank " +
+                        std::to_string(k) + ", " + std::to_string(ring.channels) + " here)");
       return weftSuccess;
     }
   }
-  const std::string shared = comm->config.gpuRingShared ? "" : sharedGpu(votes, comm->places);
+  const std::string shared = comm->config.gpuRingShared ? "" : sharedGpu(*votes, comm->places);
   if (!shared.empty()) {
     turnOff(comm, shared);
     return weftSuccess;
   }
+  *on = true;
+  return weftSuccess;
+}
+
+// Maps both neighbours, builds the edges (peer memory or the host proxy) and
+// the call blocks, and gathers every rank's readiness into *readies. *on
+// false: some rank could not, and the ring is turned off.
+weftResult_t connectRing(weftComm* comm, int device, const std::vector<Vote>& votes,
+                         std::vector<Ready>* readies, bool* on) {
+  P2pRing& ring = comm->p2pRing;
+  const int n = comm->nranks;
+  *on = false;
   ring.device = device;
   ring.pos = comm->topo.ringPos;
   ring.nextRank = comm->topo.ring->member((ring.pos + 1) % n);
@@ -316,7 +328,7 @@ weftResult_t setUp(weftComm* comm) {
   Mapped mapped{};
   mapNeighbours(comm, device, votes, &mapped);
   std::vector<Mapped> all;
-  r = gather(comm, mapped, &all);
+  weftResult_t r = gather(comm, mapped, &all);
   if (r != weftSuccess) {
     turnOff(comm, "its setup failed: " + lastError());
     return r;
@@ -333,28 +345,39 @@ weftResult_t setUp(weftComm* comm) {
   } else {
     offerRingRdma(comm, &ring, &ready.rdma);
   }
-  std::vector<Ready> readies;
-  r = gather(comm, ready, &readies);
+  r = gather(comm, ready, readies);
   if (r != weftSuccess) {
     turnOff(comm, "its setup failed: " + lastError());
     return r;
   }
   for (int k = 0; k < n; ++k) {
-    if (!readies[k].ok) {
-      turnOff(comm, "rank " + std::to_string(k) + ": " + readies[k].why);
+    if (!(*readies)[k].ok) {
+      turnOff(comm, "rank " + std::to_string(k) + ": " + (*readies)[k].why);
       return weftSuccess;
     }
   }
+  *on = true;
+  return weftSuccess;
+}
+
+// Every rank: may it take part, then (all may) map both neighbours.
+weftResult_t setUp(weftComm* comm) {
+  P2pRing& ring = comm->p2pRing;
+  int device = -1;
+  bool on = false;
+  std::vector<Vote> votes;
+  WEFT_CHECK(voteOnRing(comm, &device, &votes, &on));
+  if (!on) return weftSuccess;
+  std::vector<Ready> readies;
+  WEFT_CHECK(connectRing(comm, device, votes, &readies, &on));
+  if (!on) return weftSuccess;
   settleRingRdma(&ring, comm->ib ? comm->ib->rdma() : nullptr, readies[comm->rank].rdma,
                  readies[ring.nextRank].rdma, readies[ring.prevRank].rdma);
   ring.state = P2pRing::State::kOn;
-  WEFT_INFO(
-      COLL,
-      "rank %d: allreduce, allgather, reduce-scatter, broadcast and reduce on a stream run the "
-      "GPU ring kernel on "
-      "device %d: up to %d CTAs, "
-      "%u slots of %u bytes per channel%s",
-      comm->rank, device, ring.channels, kRingSlots, kRingSlotBytes, proxyNote(ring).c_str());
+  WEFT_INFO(COLL,
+            "rank %d: allreduce, allgather, reduce-scatter, broadcast and reduce on a stream run "
+            "the GPU ring kernel on device %d: up to %d CTAs, %u slots of %u bytes per channel%s",
+            comm->rank, device, ring.channels, kRingSlots, kRingSlotBytes, proxyNote(ring).c_str());
   return weftSuccess;
 }
 

@@ -33,13 +33,9 @@ IbTransport::~IbTransport() {
   cache_.reset();
 }
 
-weftResult_t IbTransport::setup(Bootstrap& bs, TcpTransport& tcp,
-                                const std::vector<RankPlace>& places,
-                                const std::vector<bool>& wanted, const IbOptions& opt,
-                                bool* usable) {
+weftResult_t IbTransport::agreeOnVerbs(Bootstrap& bs, const std::vector<RankPlace>& places,
+                                       const IbOptions& opt, bool* all) {
   const int n = bs.nranks(), me = bs.rank();
-  const int nstreams = opt.nstreams, qpsPerStream = opt.qpsPerStream;
-  *usable = false;
   // Our index among our node's ranks, so that ranks of a node spread over
   // equally near devices.
   int localIndex = 0, localRanks = 0;
@@ -62,9 +58,9 @@ weftResult_t IbTransport::setup(Bootstrap& bs, TcpTransport& tcp,
     if (ok[r] < 0)
       return setError(weftRemoteError, "%s could not set up its verbs device (its log says why)",
                       bs.peerName(r).c_str());
-  bool all = true;
-  for (int v : ok) all = all && v != 0;
-  if (!all) {
+  *all = true;
+  for (int v : ok) *all = *all && v != 0;
+  if (!*all) {
     WEFT_INFO(NET, "rank %d: verbs not used (%s)", me,
               dev_.ok() ? "another rank has no RDMA device" : dev_.whyNot().c_str());
     return weftSuccess;
@@ -74,8 +70,12 @@ weftResult_t IbTransport::setup(Bootstrap& bs, TcpTransport& tcp,
       return setError(weftInvalidUsage,
                       "WEFT_IB_RDMACM is %d here but %d on %s: set it alike on every rank",
                       ok[me] - 1, ok[r] - 1, bs.peerName(r).c_str());
-  // User buffers for zero-copy, registered on first use for read and remote
-  // write (a buffer that cannot be, read-only memory say, is copied instead).
+  return weftSuccess;
+}
+
+// User buffers for zero-copy, registered on first use for read and remote
+// write (a buffer that cannot be, read-only memory say, is copied instead).
+void IbTransport::createRegCache(const IbOptions& opt) {
   RegCache::Ops ops;
   ibv_pd* pd = dev_.pd();
   ops.reg = [pd](uintptr_t start, size_t bytes) -> void* {
@@ -85,9 +85,16 @@ weftResult_t IbTransport::setup(Bootstrap& bs, TcpTransport& tcp,
   ops.dereg = [](void* mr) { ibv_dereg_mr(static_cast<ibv_mr*>(mr)); };
   cache_ = std::make_unique<RegCache>(std::move(ops), opt.regCacheBytes);
   persist_ = opt.regPersist;
+}
+
+weftResult_t IbTransport::createQps(Bootstrap& bs, TcpTransport& tcp,
+                                    const std::vector<bool>& wanted, const IbOptions& opt,
+                                    std::vector<IbEndpoint>* table) {
+  const int n = bs.nranks(), me = bs.rank();
+  const int nstreams = opt.nstreams, qpsPerStream = opt.qpsPerStream;
   const int perPeer = nstreams * qpsPerStream;  // QPs to each peer, stream-major
   const size_t per = static_cast<size_t>(n) * perPeer;
-  std::vector<IbEndpoint> table(static_cast<size_t>(n) * per);  // [rank][peer][stream][qp]
+  table->assign(static_cast<size_t>(n) * per, IbEndpoint{});
   conns_.clear();
   conns_.resize(n);
   send_.clear();
@@ -103,7 +110,7 @@ weftResult_t IbTransport::setup(Bootstrap& bs, TcpTransport& tcp,
         conns_[p].push_back(std::make_unique<IbConnection>(
             &dev_, bs.peerName(p), opt.ringBytes, tcp.socketFd(p, s), cache_.get(), opt.zcopyMin));
         qps.push_back(conns_[p].back().get());
-        IbEndpoint* ep = &table[me * per + p * perPeer + s * qpsPerStream + q];
+        IbEndpoint* ep = &(*table)[me * per + p * perPeer + s * qpsPerStream + q];
         if (cm_ == nullptr) {
           WEFT_CHECK(qps.back()->create(ep));
           continue;
@@ -115,7 +122,14 @@ weftResult_t IbTransport::setup(Bootstrap& bs, TcpTransport& tcp,
       recv_[p].push_back(std::make_unique<IbStripedChannel>(qps));
     }
   }
-  WEFT_CHECK(bs.allgather(table.data(), per * sizeof(IbEndpoint)));
+  return weftSuccess;
+}
+
+weftResult_t IbTransport::connectQps(Bootstrap& bs, const IbOptions& opt,
+                                     const std::vector<IbEndpoint>& table) {
+  const int n = bs.nranks(), me = bs.rank();
+  const int perPeer = opt.nstreams * opt.qpsPerStream;
+  const size_t per = static_cast<size_t>(n) * perPeer;
   std::vector<IbCmConnector::Target> targets;
   for (int p = 0; p < n; ++p)
     for (int i = 0; i < static_cast<int>(conns_[p].size()); ++i) {
@@ -134,6 +148,24 @@ weftResult_t IbTransport::setup(Bootstrap& bs, TcpTransport& tcp,
       targets.push_back(t);
     }
   if (cm_ != nullptr) WEFT_CHECK(cm_->connectAll(targets));
+  return weftSuccess;
+}
+
+weftResult_t IbTransport::setup(Bootstrap& bs, TcpTransport& tcp,
+                                const std::vector<RankPlace>& places,
+                                const std::vector<bool>& wanted, const IbOptions& opt,
+                                bool* usable) {
+  const int n = bs.nranks(), me = bs.rank();
+  *usable = false;
+  bool all = false;
+  WEFT_CHECK(agreeOnVerbs(bs, places, opt, &all));
+  if (!all) return weftSuccess;
+  createRegCache(opt);
+  std::vector<IbEndpoint> table;
+  WEFT_CHECK(createQps(bs, tcp, wanted, opt, &table));
+  const size_t per = static_cast<size_t>(n) * opt.nstreams * opt.qpsPerStream;
+  WEFT_CHECK(bs.allgather(table.data(), per * sizeof(IbEndpoint)));
+  WEFT_CHECK(connectQps(bs, opt, table));
   // No rank may send before its peer's QP is ready to receive (with rdma_cm,
   // ESTABLISHED on our side already says so; the barrier costs little).
   WEFT_CHECK(bs.barrier());
@@ -142,7 +174,8 @@ weftResult_t IbTransport::setup(Bootstrap& bs, TcpTransport& tcp,
   WEFT_INFO(NET,
             "rank %d: verbs on %s, %d stream(s) x %d QP(s) per peer, %zu-byte rings, zero-copy "
             "from %zu bytes (0: off)",
-            me, dev_.describe().c_str(), nstreams, qpsPerStream, opt.ringBytes, opt.zcopyMin);
+            me, dev_.describe().c_str(), opt.nstreams, opt.qpsPerStream, opt.ringBytes,
+            opt.zcopyMin);
   WEFT_INFO(NET, "rank %d: %s chosen: %s%s%s", me, dev_.name().c_str(), dev_.choiceReason().c_str(),
             dev_.nearCpus().empty() ? "" : "; CPUs near it: ", dev_.nearCpus().c_str());
   return weftSuccess;

@@ -69,6 +69,17 @@ class IbTransport {
   bool persist_ = false;
   std::vector<std::vector<std::unique_ptr<IbConnection>>> conns_;  // [peer][stream * qps + qp]
   std::vector<std::vector<std::unique_ptr<IbStripedChannel>>> send_, recv_;  // [peer][stream]
+
+  // setup's steps: every rank's verdict on verbs (*all: every rank has a
+  // device), the registration cache, our QPs and their endpoints in `table`
+  // ([rank][peer][stream][qp]), then connecting them to the peers'.
+  weftResult_t agreeOnVerbs(Bootstrap& bs, const std::vector<RankPlace>& places,
+                            const IbOptions& opt, bool* all);
+  void createRegCache(const IbOptions& opt);
+  weftResult_t createQps(Bootstrap& bs, TcpTransport& tcp, const std::vector<bool>& wanted,
+                         const IbOptions& opt, std::vector<IbEndpoint>* table);
+  weftResult_t connectQps(Bootstrap& bs, const IbOptions& opt,
+                          const std::vector<IbEndpoint>& table);
 };
 
 }  // namespace weft
