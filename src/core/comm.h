@@ -163,6 +163,14 @@ weftResult_t checkComm(const weftComm* comm, const char* fn);
 class CommCall {
  public:
   CommCall(weftComm* comm, const char* fn, bool exclusive = true);
+  // Moving hands the hold over (groups keep theirs in a reused vector).
+  CommCall(CommCall&& other) noexcept
+      : comm_(other.comm_), status_(other.status_), exclusive_(other.exclusive_) {
+    other.comm_ = nullptr;
+  }
+  CommCall(const CommCall&) = delete;
+  CommCall& operator=(const CommCall&) = delete;
+  CommCall& operator=(CommCall&&) = delete;
   ~CommCall();
   weftResult_t status() const { return status_; }
 

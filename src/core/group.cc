@@ -6,7 +6,6 @@
 // calls are on a CUDA stream has them enqueued there (device/stream_group.h)
 // instead, all communicators' or none: weftGroupEnd does not wait for those.
 #include <deque>
-#include <map>
 #include <vector>
 
 #include "base/error.h"
@@ -19,20 +18,36 @@ using namespace weft;
 
 namespace {
 
+struct GroupPart {
+  weftComm* comm = nullptr;
+  std::vector<Call> calls;
+};
+
+// One thread's group. Its vectors keep their capacity from group to group,
+// so a blocking group of the same shape as the last allocates nothing.
 struct GroupState {
   int depth = 0;
-  std::vector<weftComm*> order;  // communicators in first-use order
-  std::map<weftComm*, std::vector<Call>> calls;
+  std::vector<GroupPart> parts;  // [0, nparts): this group's communicators, in first-use order
+  size_t nparts = 0;
+  std::vector<CommCall> held;  // endGroup: the communicators it holds while the group runs
+  std::vector<weftComm*> hostComms;
+  std::vector<StreamGroupPart> streamParts;
 };
 
 thread_local GroupState tlsGroup;
 
-// Takes the recorded group out of this thread's state.
-GroupState takeGroup() {
-  GroupState g = std::move(tlsGroup);
-  tlsGroup = GroupState();
-  return g;
-}
+// Ends the group on every path out of endGroup: releases the communicators,
+// then forgets the calls (keeping the capacity).
+struct GroupReset {
+  ~GroupReset() {
+    GroupState& g = tlsGroup;
+    g.held.clear();
+    for (size_t i = 0; i < g.nparts; ++i) g.parts[i].calls.clear();
+    g.nparts = 0;
+    g.hostComms.clear();
+    g.streamParts.clear();
+  }
+};
 
 weftRequest* makeRequest(weftComm* comm, std::vector<Call> calls) {
   auto* req = new weftRequest();
@@ -70,53 +85,56 @@ weftResult_t enqueueStreamParts(const std::vector<weftComm*>& comms,
 }
 
 weftResult_t endGroup(weftRequest_t* request) {
-  if (tlsGroup.depth == 0)
-    return setError(weftInvalidUsage, "weftGroupEnd: no weftGroupStart is open");
-  if (--tlsGroup.depth > 0) return weftSuccess;
-  GroupState g = takeGroup();
+  GroupState& g = tlsGroup;
+  if (g.depth == 0) return setError(weftInvalidUsage, "weftGroupEnd: no weftGroupStart is open");
+  if (--g.depth > 0) return weftSuccess;
+  GroupReset reset;
   if (request != nullptr) *request = nullptr;
   // Every communicator must still be alive and usable, and stays owned by
   // this thread until the group has run (or been queued).
-  std::deque<CommCall> owned;  // CommCall cannot move: a deque keeps them in place
-  for (weftComm* comm : g.order) {
-    owned.emplace_back(comm, "weftGroupEnd");
-    WEFT_CHECK(owned.back().status());
+  for (size_t i = 0; i < g.nparts; ++i) {
+    g.held.emplace_back(g.parts[i].comm, "weftGroupEnd");
+    WEFT_CHECK(g.held.back().status());
   }
   // Calls on a stream first: enqueuing them never waits.
-  std::vector<weftComm*> hostComms;
-  for (weftComm* comm : g.order) {
-    const weftStream_t stream = g.calls[comm].front().stream;
-    if (stream == nullptr) {
-      hostComms.push_back(comm);
-    } else if (request != nullptr) {
+  for (size_t i = 0; i < g.nparts; ++i) {
+    GroupPart& part = g.parts[i];
+    if (part.calls.front().stream == nullptr) {
+      g.hostComms.push_back(part.comm);
+      continue;
+    }
+    if (request != nullptr)
       return setError(weftInvalidUsage,
                       "weftGroupEndAsync: the group has calls on a CUDA stream, which complete on "
                       "their stream; end it with weftGroupEnd");
-    }
+    g.streamParts.push_back({part.comm, &part.calls});
   }
-  std::vector<StreamGroupPart> streamParts;
-  for (weftComm* comm : g.order)
-    if (g.calls[comm].front().stream != nullptr) streamParts.push_back({comm, &g.calls[comm]});
-  for (const StreamGroupPart& part : streamParts)
+  for (const StreamGroupPart& part : g.streamParts)
     WEFT_CHECK(checkStreamGroup("weftGroupEnd", *part.calls, part.comm->rank, part.comm->nranks));
-  if (!streamParts.empty()) WEFT_CHECK(enqueueStreamParts(g.order, streamParts));
-  g.order.swap(hostComms);
-  if (g.order.empty() && request == nullptr) return weftSuccess;  // all on streams
-  if (g.order.empty()) {                                          // an empty group: nothing to run
-    if (request != nullptr) {
-      auto* empty = new weftRequest();
-      empty->done.store(true);
-      *request = handOutRequest(empty);
-    }
+  if (!g.streamParts.empty()) {
+    std::vector<weftComm*> all;
+    for (size_t i = 0; i < g.nparts; ++i) all.push_back(g.parts[i].comm);
+    WEFT_CHECK(enqueueStreamParts(all, g.streamParts));
+  }
+  if (g.hostComms.empty() && request == nullptr) return weftSuccess;  // all on streams
+  if (g.hostComms.empty()) {  // an empty group: nothing to run
+    auto* empty = new weftRequest();
+    empty->done.store(true);
+    *request = handOutRequest(empty);
     return weftSuccess;
   }
-  if (request == nullptr && g.order.size() == 1 && g.order[0]->progress.idle()) {
-    weftComm* comm = g.order[0];  // held by `owned` since the start
-    return executeCalls(comm, g.calls[comm]);
+  auto callsOf = [&g](weftComm* comm) -> std::vector<Call>& {
+    size_t i = 0;
+    while (g.parts[i].comm != comm) ++i;
+    return g.parts[i].calls;
+  };
+  if (request == nullptr && g.hostComms.size() == 1 && g.hostComms[0]->progress.idle()) {
+    weftComm* comm = g.hostComms[0];  // held since the start
+    return executeCalls(comm, callsOf(comm));
   }
   auto* all = new weftRequest();
-  for (weftComm* comm : g.order) {
-    weftRequest* part = makeRequest(comm, std::move(g.calls[comm]));
+  for (weftComm* comm : g.hostComms) {
+    weftRequest* part = makeRequest(comm, std::move(callsOf(comm)));
     all->parts.push_back(part);
     comm->progress.submit(part);
   }
@@ -135,18 +153,22 @@ namespace weft {
 bool inGroup() { return tlsGroup.depth > 0; }
 
 weftResult_t recordInGroup(weftComm* comm, const char* fn, const Call& call) {
-  auto it = tlsGroup.calls.find(comm);
-  if (it == tlsGroup.calls.end()) {
-    tlsGroup.order.push_back(comm);
-    it = tlsGroup.calls.emplace(comm, std::vector<Call>()).first;
-  } else if (it->second.front().stream != call.stream) {
+  GroupState& g = tlsGroup;
+  size_t i = 0;
+  while (i < g.nparts && g.parts[i].comm != comm) ++i;
+  if (i == g.nparts) {
+    if (g.nparts == g.parts.size()) g.parts.emplace_back();
+    g.parts[i].comm = comm;
+    g.parts[i].calls.clear();
+    ++g.nparts;
+  } else if (g.parts[i].calls.front().stream != call.stream) {
     return setError(weftInvalidArgument,
                     "%s: stream=%p differs from stream=%p of the earlier calls on this "
                     "communicator in the group: a group's calls on one communicator share one "
                     "stream",
-                    fn, call.stream, it->second.front().stream);
+                    fn, call.stream, g.parts[i].calls.front().stream);
   }
-  it->second.push_back(call);
+  g.parts[i].calls.push_back(call);
   return weftSuccess;
 }
 

@@ -163,6 +163,23 @@ RankCall sendRecv(size_t count) {
   };
 }
 
+// Every rank sends to the next and receives from the previous in one group
+// (how rings and pipelines use send/recv), then two allreduces in one group.
+RankCall grouped(size_t count) {
+  return [count](weftComm_t comm, int rank, int nranks) {
+    std::vector<float>& b = bufferOf(rank, 4 * count);
+    weftGroupStart();
+    weftSend(b.data(), count, weftFloat, (rank + 1) % nranks, comm, nullptr);
+    weftRecv(b.data() + count, count, weftFloat, (rank + nranks - 1) % nranks, comm, nullptr);
+    weftResult_t r = weftGroupEnd();
+    if (r != weftSuccess) return r;
+    weftGroupStart();
+    weftAllReduce(b.data(), b.data() + 2 * count, count, weftFloat, weftSum, comm, nullptr);
+    weftAllReduce(b.data(), b.data() + 3 * count, count, weftFloat, weftMax, comm, nullptr);
+    return weftGroupEnd();
+  };
+}
+
 RankCall otherCollective(const std::string& which, size_t count) {
   return [which, count](weftComm_t comm, int rank, int nranks) {
     std::vector<float>& b = bufferOf(rank, count * (nranks + 1));
@@ -191,6 +208,9 @@ TEST_P(HotPathAllocations, SmallAllReduce) { EXPECT_EQ(loop(allReduce(kSmall)), 
 TEST_P(HotPathAllocations, LargeAllReduce) { EXPECT_EQ(loop(allReduce(kLarge)), 0); }
 TEST_P(HotPathAllocations, SmallSendRecv) { EXPECT_EQ(loop(sendRecv(kSmall)), 0); }
 TEST_P(HotPathAllocations, LargeSendRecv) { EXPECT_EQ(loop(sendRecv(kLarge)), 0); }
+
+TEST_P(HotPathAllocations, SmallGroups) { EXPECT_EQ(loop(grouped(kSmall)), 0); }
+TEST_P(HotPathAllocations, LargeGroups) { EXPECT_EQ(loop(grouped(kLarge)), 0); }
 
 TEST_P(HotPathAllocations, OtherCollectives) {
   for (const char* which :
