@@ -67,29 +67,6 @@ double Tuner::sharedLinkPenalty(double stepBytes) {
   return 1.0 + (kSharedLinkPenalty - 1.0) * full;
 }
 
-const char* tunedName(Tuned a) {
-  switch (a) {
-    case Tuned::kOneshot:
-      return "oneshot";
-    case Tuned::kRing:
-      return "ring";
-    case Tuned::kTree:
-      return "tree";
-    case Tuned::kHierRing:
-      return "hier";
-    case Tuned::kHierTree:
-      return "hier-tree";
-    case Tuned::kRd:
-      return "rd";
-    case Tuned::kRhd:
-      return "rhd";
-    case Tuned::kDirect:
-      return "direct";
-    default:
-      return "?";
-  }
-}
-
 void Tuner::setup(const CommTopo* topo, LinkModel intra, LinkModel inter, size_t maxChunk,
                   int maxStreams, size_t oneshotStaging) {
   topo_ = topo;
@@ -124,7 +101,7 @@ double Tuner::insideNodeUs(size_t bytes, size_t chunk) const {
 
 // Hierarchical allreduce: inside the node, then a ring or a tree across nodes
 // between ranks of equal local index.
-double Tuner::hierAllReduceUs(Tuned algo, size_t bytes, size_t* chunk) const {
+double Tuner::hierAllReduceUs(AlgoId algo, size_t bytes, size_t* chunk) const {
   if (!hierUsable(*topo_)) return kInf;
   const int N = topo_->nnodes, L = topo_->localRanks;
   const double S = static_cast<double>(bytes), o = kPerMessageUs, r = 1e-3 / kReduceGBps;
@@ -132,7 +109,7 @@ double Tuner::hierAllReduceUs(Tuned algo, size_t bytes, size_t* chunk) const {
   double part = S / L;  // what each rank carries across nodes
   *chunk = chunkFor(static_cast<size_t>(part / N));
   double across;
-  if (algo == Tuned::kHierRing) {
+  if (algo == AlgoId::kHierRing) {
     // L rings share the node link: each sees L times its per-byte time.
     across = pipeline(2.0 * (N - 1), 2.0 * (N - 1) * ae, part / N, *chunk,
                       L * be * sharedLinkPenalty(part / N), o) +
@@ -148,7 +125,7 @@ double Tuner::hierAllReduceUs(Tuned algo, size_t bytes, size_t* chunk) const {
 
 // Recursive doubling (kRd) and halving-doubling (kRhd): across nodes after
 // the node's reduce-scatter where hier applies, else over every rank.
-double Tuner::doublingAllReduceUs(Tuned algo, size_t bytes, size_t* chunk) const {
+double Tuner::doublingAllReduceUs(AlgoId algo, size_t bytes, size_t* chunk) const {
   const int n = topo_->nranks, N = topo_->nnodes, L = topo_->localRanks;
   const double S = static_cast<double>(bytes), o = kPerMessageUs, r = 1e-3 / kReduceGBps;
   const LinkModel& slow = N > 1 ? inter_ : intra_;
@@ -158,7 +135,7 @@ double Tuner::doublingAllReduceUs(Tuned algo, size_t bytes, size_t* chunk) const
   const double part = hier ? S / L : S;
   int p2 = 1, steps = 0;
   for (; p2 * 2 <= parts; p2 *= 2) ++steps;
-  const bool doubling = algo == Tuned::kRd;
+  const bool doubling = algo == AlgoId::kRd;
   *chunk = chunkFor(static_cast<size_t>(doubling ? part : part / 2));
   const size_t c = *chunk;
   // One hop of `b` bytes from each of the `flows` ranks that share a node's
@@ -177,7 +154,7 @@ double Tuner::doublingAllReduceUs(Tuned algo, size_t bytes, size_t* chunk) const
   return t;
 }
 
-double Tuner::allReduceUs(Tuned algo, size_t bytes, size_t* chunkOut) const {
+double Tuner::allReduceUs(AlgoId algo, size_t bytes, size_t* chunkOut) const {
   const int n = topo_->nranks, N = topo_->nnodes, L = topo_->localRanks;
   const double S = static_cast<double>(bytes);
   const double o = kPerMessageUs, r = 1e-3 / kReduceGBps;
@@ -187,13 +164,13 @@ double Tuner::allReduceUs(Tuned algo, size_t bytes, size_t* chunkOut) const {
   size_t chunk = maxChunk_;
   double t = kInf;
   switch (algo) {
-    case Tuned::kOneshot: {
+    case AlgoId::kOneshot: {
       if (static_cast<double>(n) * S > static_cast<double>(oneshotStaging_)) break;
       double wire = N > 1 ? L * (n - L) * S * be : (n - 1) * S * bi;
       t = slow.alphaUs + (n - 1) * o + wire + (n - 1) * S * r;
       break;
     }
-    case Tuned::kRing: {
+    case AlgoId::kRing: {
       double seg = S / n;
       chunk = chunkFor(static_cast<size_t>(seg));
       double hopsE = N > 1 ? 2.0 * (n - 1) * N / n : 0, hopsI = 2.0 * (n - 1) - hopsE;
@@ -201,7 +178,7 @@ double Tuner::allReduceUs(Tuned algo, size_t bytes, size_t* chunkOut) const {
           (n - 1.0) / n * S * r;
       break;
     }
-    case Tuned::kTree: {
+    case AlgoId::kTree: {
       double half = bytes <= kSingleTreeBytes ? S : S / 2;
       chunk = chunkFor(static_cast<size_t>(half));
       double ce = std::min<double>(static_cast<double>(chunk), half);
@@ -210,12 +187,12 @@ double Tuner::allReduceUs(Tuned algo, size_t bytes, size_t* chunkOut) const {
           6 * chunks(half, chunk) * o + wire + S * r;
       break;
     }
-    case Tuned::kHierRing:
-    case Tuned::kHierTree:
+    case AlgoId::kHierRing:
+    case AlgoId::kHierTree:
       t = hierAllReduceUs(algo, bytes, &chunk);
       break;
-    case Tuned::kRd:
-    case Tuned::kRhd:
+    case AlgoId::kRd:
+    case AlgoId::kRhd:
       t = doublingAllReduceUs(algo, bytes, &chunk);
       break;
     default:
@@ -225,7 +202,7 @@ double Tuner::allReduceUs(Tuned algo, size_t bytes, size_t* chunkOut) const {
   return t;
 }
 
-double Tuner::allGatherUs(Tuned algo, size_t bytes, size_t* chunkOut) const {
+double Tuner::allGatherUs(AlgoId algo, size_t bytes, size_t* chunkOut) const {
   const int n = topo_->nranks, N = topo_->nnodes, L = topo_->localRanks;
   const double S = static_cast<double>(bytes), o = kPerMessageUs;
   const LinkModel& slow = N > 1 ? inter_ : intra_;
@@ -235,16 +212,16 @@ double Tuner::allGatherUs(Tuned algo, size_t bytes, size_t* chunkOut) const {
   double ce = std::min<double>(static_cast<double>(chunk), S);
   double t = kInf;
   switch (algo) {
-    case Tuned::kDirect:
+    case AlgoId::kDirect:
       t = slow.alphaUs + (n - 1) * o + (N > 1 ? L * (n - L) * S * be : (n - 1) * S * bi);
       break;
-    case Tuned::kRing: {
+    case AlgoId::kRing: {
       double hopsE = N > 1 ? (n - 1.0) * N / n : 0, hopsI = (n - 1.0) - hopsE;
       t = hopsE * (ae + ce * be) + hopsI * (ai + ce * bi) + (n - 1) * chunks(S, chunk) * o +
           (n - 1) * S * slow.usPerByte();
       break;
     }
-    case Tuned::kHierRing:
+    case AlgoId::kHierRing:
       if (!hierUsable(*topo_)) break;
       t = (N - 1) * (ae + ce * be) + (N - 1) * chunks(S, chunk) * o +
           L * (N - 1) * S * be * sharedLinkPenalty(S) + (L - 1) * (ai + ce * bi) +
@@ -257,29 +234,29 @@ double Tuner::allGatherUs(Tuned algo, size_t bytes, size_t* chunkOut) const {
   return t;
 }
 
-TunedChoice Tuner::pickAllReduce(size_t bytes) const {
-  TunedChoice best;
+AlgoChoice Tuner::pickAllReduce(size_t bytes) const {
+  AlgoChoice best;
   best.predictedUs = kInf;
-  for (Tuned a : {Tuned::kOneshot, Tuned::kRing, Tuned::kTree, Tuned::kHierRing, Tuned::kHierTree,
-                  Tuned::kRd, Tuned::kRhd}) {
+  for (AlgoId a : {AlgoId::kOneshot, AlgoId::kRing, AlgoId::kTree, AlgoId::kHierRing,
+                   AlgoId::kHierTree, AlgoId::kRd, AlgoId::kRhd}) {
     size_t chunk = 0;
     double t = allReduceUs(a, bytes, &chunk);
-    if (t < best.predictedUs) best = TunedChoice{a, chunk, 1, t};
+    if (t < best.predictedUs) best = AlgoChoice{a, chunk, 1, t};
   }
-  if (best.algo == Tuned::kRing)
+  if (best.algo == AlgoId::kRing)
     best.streams = streamsFor(bytes / static_cast<size_t>(topo_->nranks), best.chunkBytes);
   return best;
 }
 
-TunedChoice Tuner::pickAllGather(size_t bytes) const {
-  TunedChoice best;
+AlgoChoice Tuner::pickAllGather(size_t bytes) const {
+  AlgoChoice best;
   best.predictedUs = kInf;
-  for (Tuned a : {Tuned::kDirect, Tuned::kRing, Tuned::kHierRing}) {
+  for (AlgoId a : {AlgoId::kDirect, AlgoId::kRing, AlgoId::kHierRing}) {
     size_t chunk = 0;
     double t = allGatherUs(a, bytes, &chunk);
-    if (t < best.predictedUs) best = TunedChoice{a, chunk, 1, t};
+    if (t < best.predictedUs) best = AlgoChoice{a, chunk, 1, t};
   }
-  if (best.algo == Tuned::kRing) best.streams = streamsFor(bytes, best.chunkBytes);
+  if (best.algo == AlgoId::kRing) best.streams = streamsFor(bytes, best.chunkBytes);
   return best;
 }
 
@@ -296,13 +273,13 @@ std::string Tuner::table() const {
   for (size_t b = 8; b <= (256u << 20); b *= 4) {
     double t[7];
     int i = 0;
-    for (Tuned a : {Tuned::kOneshot, Tuned::kRing, Tuned::kTree, Tuned::kHierRing, Tuned::kHierTree,
-                    Tuned::kRd, Tuned::kRhd})
+    for (AlgoId a : {AlgoId::kOneshot, AlgoId::kRing, AlgoId::kTree, AlgoId::kHierRing,
+                     AlgoId::kHierTree, AlgoId::kRd, AlgoId::kRhd})
       t[i++] = allReduceUs(a, b, nullptr);
-    TunedChoice c = pickAllReduce(b);
+    AlgoChoice c = pickAllReduce(b);
     std::snprintf(line, sizeof(line),
                   "%12zu %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f  %s (%zu)\n", b, t[0],
-                  t[1], t[2], t[3], t[4], t[5], t[6], tunedName(c.algo), c.chunkBytes);
+                  t[1], t[2], t[3], t[4], t[5], t[6], algoName(c.algo), c.chunkBytes);
     out += line;
   }
   return out;

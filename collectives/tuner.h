@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <string>
 
+#include "collectives/algo_id.h"
 #include "collectives/comm_topo.h"
 
 namespace weft {
@@ -21,14 +22,14 @@ struct LinkModel {
   double usPerByte() const { return 1e-3 / gbps; }
 };
 
-// kRd: recursive doubling, over the nodes after the node's reduce-scatter
-// where hier applies, else over every rank. kRhd: recursive halving-doubling
-// over every rank in the ring view's (node-grouped) order.
-enum class Tuned { kOneshot, kRing, kTree, kHierRing, kHierTree, kRd, kRhd, kDirect, kCount };
-const char* tunedName(Tuned a);
+// The model covers kOneshot, kRing, kTree, kHierRing, kHierTree, kRd and kRhd
+// for allreduce, and kDirect, kRing and kHierRing for allgather. kRd:
+// recursive doubling, over the nodes after the node's reduce-scatter where
+// hier applies, else over every rank. kRhd: recursive halving-doubling over
+// every rank in the ring view's (node-grouped) order.
 
-struct TunedChoice {
-  Tuned algo = Tuned::kRing;
+struct AlgoChoice {
+  AlgoId algo = AlgoId::kRing;
   size_t chunkBytes = 0;
   int streams = 1;
   double predictedUs = 0;
@@ -53,19 +54,20 @@ class Tuner {
 
   // Predicted time of `algo` for an allreduce of `bytes` per rank (or an
   // allgather of `bytes` per rank), infinite where it does not apply.
-  double allReduceUs(Tuned algo, size_t bytes, size_t* chunk) const;
-  double allGatherUs(Tuned algo, size_t bytes, size_t* chunk) const;
-  TunedChoice pickAllReduce(size_t bytes) const;
-  TunedChoice pickAllGather(size_t bytes) const;
+  double allReduceUs(AlgoId algo, size_t bytes, size_t* chunk) const;
+  double allGatherUs(AlgoId algo, size_t bytes, size_t* chunk) const;
+  AlgoChoice pickAllReduce(size_t bytes) const;
+  // TCP streams for a ring of `segmentBytes` segments cut in `chunk`s.
+  int streamsFor(size_t segmentBytes, size_t chunk) const;
+  AlgoChoice pickAllGather(size_t bytes) const;
   // The model's table for sizes 8 B .. 256 MiB (one line per size), for WEFT_DEBUG TUNING.
   std::string table() const;
 
  private:
   size_t chunkFor(size_t segmentBytes) const;
   double insideNodeUs(size_t bytes, size_t chunk) const;
-  double hierAllReduceUs(Tuned algo, size_t bytes, size_t* chunk) const;
-  double doublingAllReduceUs(Tuned algo, size_t bytes, size_t* chunk) const;
-  int streamsFor(size_t segmentBytes, size_t chunk) const;
+  double hierAllReduceUs(AlgoId algo, size_t bytes, size_t* chunk) const;
+  double doublingAllReduceUs(AlgoId algo, size_t bytes, size_t* chunk) const;
   const CommTopo* topo_ = nullptr;
   LinkModel intra_, inter_;
   size_t maxChunk_ = 512 << 10;

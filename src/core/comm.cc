@@ -164,18 +164,13 @@ weftResult_t readSwitch(const char* name, bool* out) {
   return weftSuccess;
 }
 
-weftResult_t readAlgo(Algo* out) {
+weftResult_t readAlgo(AlgoId* out) {
   static const struct {
     const char* name;
-    Algo algo;
-  } kAlgos[] = {{"auto", Algo::kAuto},
-                {"", Algo::kAuto},
-                {"ring", Algo::kRing},
-                {"oneshot", Algo::kOneshot},
-                {"tree", Algo::kTree},
-                {"hier", Algo::kHier},
-                {"rd", Algo::kRecursiveDoubling},
-                {"rhd", Algo::kHalvingDoubling}};
+    AlgoId algo;
+  } kAlgos[] = {{"auto", AlgoId::kAuto},       {"", AlgoId::kAuto},     {"ring", AlgoId::kRing},
+                {"oneshot", AlgoId::kOneshot}, {"tree", AlgoId::kTree}, {"hier", AlgoId::kHierRing},
+                {"rd", AlgoId::kRd},           {"rhd", AlgoId::kRhd}};
   const std::string algo = configString("WEFT_ALGO");
   for (const auto& a : kAlgos) {
     if (algo == a.name) {

@@ -13,6 +13,7 @@
 #include "base/call_header.h"
 #include "base/wait.h"
 #include "bootstrap/bootstrap.h"
+#include "collectives/algo_id.h"
 #include "collectives/coll_context.h"
 #include "collectives/comm_topo.h"
 #include "collectives/local_board.h"
@@ -30,10 +31,8 @@
 
 namespace weft {
 
-enum class Algo { kAuto, kRing, kOneshot, kTree, kHier, kRecursiveDoubling, kHalvingDoubling };
-
 struct CommConfig {
-  Algo algo = Algo::kAuto;
+  AlgoId algo = AlgoId::kAuto;  // WEFT_ALGO: the one algorithm allowed (kAuto: any)
   size_t oneshotMax = 64 << 10;
   size_t chunkBytes = 512 << 10;
   bool chunkForced = false;  // WEFT_CHUNK set: the tuner keeps it

@@ -1,17 +1,15 @@
-// Executes validated calls on one communicator: picks each collective's
-// algorithm (one-round forms up to WEFT_ONESHOT_MAX bytes, pipelined ring and
-// chain forms above, WEFT_ALGO to force; across nodes, allreduce and
-// allgather go to the tuner, dispatch_tuned.cc), fuses point-to-point calls, and
-// turns transport failures into a broken communicator with a sentence that
-// names the call.
+// Executes validated calls on one communicator: runs each collective with the
+// algorithm the selection table picks (algo_table.h), fuses point-to-point
+// calls, and turns transport failures into a broken communicator with a
+// sentence that names the call.
 #include <cstdio>
 
 #include "base/error.h"
 #include "collectives/header_plan.h"
 #include "collectives/reduce.h"
+#include "core/algo_table.h"
 #include "core/call.h"
 #include "core/comm.h"
-#include "core/dispatch_tuned.h"
 
 namespace weft {
 
@@ -32,112 +30,8 @@ std::string describeCall(const Call& c) {
 
 namespace {
 
-// Runs one collective; see runCollective.
-// All ranks on this node: small calls through the shared-memory boards,
-// larger ones by single copy between the user buffers. False: neither took it.
-bool runOnNode(weftComm* comm, const Call& call, size_t bytes, weftResult_t* result) {
-  CollContext& ctx = comm->ctx;
-  const CollArgs& a = call.args;
-  const Algo algo = comm->config.algo;
-  if (comm->board && algo != Algo::kRing && bytes <= LocalBoard::kMaxBytes) {
-    switch (call.kind) {
-      case CollKind::kAllReduce:
-        return *result = comm->board->allReduce(a, ctx.run), true;
-      case CollKind::kAllGather:
-        return *result = comm->board->allGather(a, ctx.run), true;
-      case CollKind::kBroadcast:
-        return *result = comm->board->broadcast(a, ctx.run), true;
-      case CollKind::kReduce:
-        return *result = comm->board->reduce(a, ctx.run), true;
-      case CollKind::kBarrier:
-        return *result = comm->board->barrier(ctx.run), true;
-      default:
-        break;
-    }
-  }
-  if (comm->copy && algo == Algo::kAuto) {
-    switch (call.kind) {
-      case CollKind::kAllReduce:
-        return *result = comm->copy->allReduce(ctx, a), true;
-      case CollKind::kReduceScatter:
-        return *result = comm->copy->reduceScatter(ctx, a), true;
-      case CollKind::kAllGather:
-        return *result = comm->copy->allGather(ctx, a), true;
-      case CollKind::kBroadcast:
-        return *result = comm->copy->broadcast(ctx, a), true;
-      case CollKind::kAllToAll:
-        return *result = comm->copy->allToAll(ctx, a), true;
-      default:
-        break;
-    }
-  }
-  return false;
-}
-
-// Everyone tells everyone "arrived": one round, n-1 one-byte messages each way.
-weftResult_t channelBarrier(CollContext& ctx) {
-  static const uint8_t arrived = 1;
-  uint8_t out = 0;
-  CollArgs b;
-  b.sendbuff = &arrived;
-  b.recvbuff = &out;
-  b.count = 1;
-  b.datatype = weftUint8;
-  b.op = weftMax;
-  return oneshotAllReduce(ctx, b);
-}
-
-// The algorithms over the channels (FIFOs): one-round forms when forced, or
-// in auto mode for small messages; pipelined ring and chain forms above.
-weftResult_t runOverChannels(weftComm* comm, const Call& call, size_t bytes) {
-  CollContext& ctx = comm->ctx;
-  const CollArgs& a = call.args;
-  const Algo algo = comm->config.algo;
-  const bool small =
-      algo == Algo::kOneshot || (algo == Algo::kAuto && bytes <= comm->config.oneshotMax);
-  const bool fitsStaging = oneshotStagingBytes(comm->nranks, bytes) <= ctx.stagingBytes;
-  switch (call.kind) {
-    case CollKind::kAllReduce:
-      if (algo == Algo::kOneshot)
-        return fitsStaging ? oneshotAllReduce(ctx, a) : ringAllReduce(ctx, a);
-      if (algo == Algo::kAuto && oneshotFits(comm, bytes)) return oneshotAllReduce(ctx, a);
-      if (algo == Algo::kAuto && !comm->board && singleNodeTreeFits(comm, bytes))
-        return runSingleNodeTree(comm, call);
-      return ringAllReduce(ctx, a);
-    case CollKind::kAllGather:
-      return algo == Algo::kOneshot ||
-                     (algo == Algo::kAuto && oneRoundFits(comm, bytes, kDirectGatherReceiveMax))
-                 ? directAllGather(ctx, a)
-                 : ringAllGather(ctx, a);
-    case CollKind::kReduceScatter:
-      return ringReduceScatter(ctx, a);
-    case CollKind::kBroadcast:
-      return small ? directBroadcast(ctx, a) : chainBroadcast(ctx, a);
-    case CollKind::kReduce:
-      return small && fitsStaging ? directReduce(ctx, a) : chainReduce(ctx, a);
-    case CollKind::kAllToAll:
-      return directAllToAll(ctx, a);
-    case CollKind::kBarrier:
-      return channelBarrier(ctx);
-    default:
-      return setError(weftInternalError, "not a collective");
-  }
-}
-
 weftResult_t runCollectiveOn(weftComm* comm, const Call& call) {
-  const size_t bytes = call.args.count * datatypeSize(call.args.datatype);
-  weftResult_t result = weftSuccess;
-  if (runTuned(comm, call, &result)) return result;
-  if (runOnNode(comm, call, bytes, &result)) return result;
-  // The FIFO algorithms carry the call header themselves, except where the
-  // boards exist: there every rank checks it on the board, whatever path its
-  // call takes, so that ranks on different paths still meet.
-  CollContext& ctx = comm->ctx;
-  if (comm->board && ctx.run.check->pending) {
-    int slot = 0;
-    WEFT_CHECK(comm->board->publishAndWait(nullptr, 0, ctx.run, &slot));
-  }
-  return runOverChannels(comm, call, bytes);
+  return runSelected(comm, call, call.args.count * datatypeSize(call.args.datatype));
 }
 
 // Fills the communicator's call header for `call` (call_header.h); the

@@ -2,8 +2,8 @@
 # Allreduce on one node without shared memory (WEFT_SHM_DISABLE=1), auto
 # mode: the one-round algorithm while a rank receives at most 96 KiB in all
 # ((n-1) x the message), then the double binary tree up to 64 KiB, then the
-# ring (core/dispatch_tuned.h). The tuner logs each call size it runs, so a
-# size that stays one-round (or takes dispatch.cc's ring) logs nothing. Every datatype and op is checked.
+# ring (core/algo_table.h). The selection logs each choice at WEFT_DEBUG=INFO
+# (TUNING), which the checks read. Every datatype and op is checked.
 #   single_node_algo_test.sh WEFT_RUN ALL_REDUCE_PERF
 set -u
 if [ $# -ne 2 ]; then
@@ -44,11 +44,20 @@ run() {  # run NRANKS MINBYTES MAXBYTES
 }
 
 run 4 16K 64K
-check "4 ranks" "+rank 0: allreduce of 65536 B: tree" "-allreduce of 16384 B"
+check "4 ranks" "+rank 0: allreduce of 65536 B: tree" "+rank 0: allreduce of 16384 B: oneshot"
 run 8 4K 16K
-check "8 ranks" "+rank 0: allreduce of 16384 B: tree" "-allreduce of 4096 B"
+check "8 ranks" "+rank 0: allreduce of 16384 B: tree" "+rank 0: allreduce of 4096 B: oneshot"
 run 2 64K 256K
-# 2 ranks: one round at 64 KiB, and the ring of dispatch.cc (not the tuner's) at 256 KiB.
-check "2 ranks" "-allreduce of"
+# 2 ranks: one round at 64 KiB, and the ring at 256 KiB (never the tree: it needs 3 ranks).
+check "2 ranks" "+rank 0: allreduce of 65536 B: oneshot" "+rank 0: allreduce of 262144 B: ring" "-B: tree"
+# With shared memory: the boards for small calls, single copy for large ones,
+# and WEFT_ALGO=ring filtering both out.
+unset WEFT_SHM_DISABLE
+run 2 16 1M
+check "2 ranks, shm" "+rank 0: allreduce of 16 B: board" "+rank 0: allreduce of 1048576 B: single-copy"
+export WEFT_ALGO=ring
+run 2 16 1M
+check "2 ranks, shm, WEFT_ALGO=ring" "+rank 0: allreduce of 16 B: ring" "-B: board" "-B: single-copy"
+unset WEFT_ALGO
 [ "$fail" -eq 0 ] && echo "PASS"
 exit "$fail"
