@@ -1,39 +1,51 @@
 // The channel table a communicator hands its collectives: for each peer, the
-// best transport that reaches it (shared memory on the same node, else verbs
-// when every rank has an RDMA device, else TCP), in that
-// preference order. A table made for headers asks TCP for its small-call channels
-// whatever the call's mode (tcp_transport.h: call headers always share one
-// connection per stream).
+// first transport of the preference order that reaches it (shared memory on
+// the same node, else verbs when every rank has an RDMA device, else TCP,
+// which reaches every peer). A table made for headers asks each transport for
+// its header channels (TCP: its small-call connection whatever the call's
+// mode, tcp_transport.h).
 #pragma once
 
+#include <vector>
+
 #include "transports/channel.h"
-#include "transports/ib/ib_available.h"
-#include "transports/shm/shm_transport.h"
-#include "transports/tcp/tcp_transport.h"
+#include "transports/transport.h"
 
 namespace weft {
 
 class PeerChannels : public ChannelTable {
  public:
-  PeerChannels(TcpTransport* tcp, ShmTransport* shm, IbTransport* ib, bool headers = false)
-      : tcp_(tcp), shm_(shm), ib_(ib), headers_(headers) {}
+  // `order`: the transports that are set up, most preferred first; the last
+  // must reach every peer. `doorbell`: shared memory's (nullptr without).
+  // reaches() is settled at setup, so each peer's transport is looked up once.
+  PeerChannels(const std::vector<Transport*>& order, int nranks, int nstreams, Doorbell* doorbell,
+               bool headers = false)
+      : byPeer_(nranks, order.back()), nstreams_(nstreams), doorbell_(doorbell), headers_(headers) {
+    for (int p = 0; p < nranks; ++p) {
+      for (Transport* t : order) {
+        if (t->reaches(p)) {
+          byPeer_[p] = t;
+          break;
+        }
+      }
+    }
+  }
   Channel* sendChannel(int peer, int stream) override {
-    if (shm_ && shm_->reaches(peer)) return shm_->sendChannel(peer, stream);
-    if (ib_ && ib_->reaches(peer)) return ib_->sendChannel(peer, stream);
-    return headers_ ? tcp_->sendChannelSmall(peer, stream) : tcp_->sendChannel(peer, stream);
+    Transport* t = byPeer_[peer];
+    return headers_ ? t->headerSendChannel(peer, stream) : t->sendChannel(peer, stream);
   }
   Channel* recvChannel(int peer, int stream) override {
-    if (shm_ && shm_->reaches(peer)) return shm_->recvChannel(peer, stream);
-    if (ib_ && ib_->reaches(peer)) return ib_->recvChannel(peer, stream);
-    return headers_ ? tcp_->recvChannelSmall(peer, stream) : tcp_->recvChannel(peer, stream);
+    Transport* t = byPeer_[peer];
+    return headers_ ? t->headerRecvChannel(peer, stream) : t->recvChannel(peer, stream);
   }
-  int nstreams() const override { return tcp_->nstreams(); }
-  Doorbell* doorbell() override { return shm_ ? shm_->doorbell() : nullptr; }
+  int nstreams() const override { return nstreams_; }
+  Doorbell* doorbell() override { return doorbell_; }
+  Transport* transportTo(int peer) const { return byPeer_[peer]; }
 
  private:
-  TcpTransport* tcp_;
-  ShmTransport* shm_;
-  IbTransport* ib_;
+  std::vector<Transport*> byPeer_;
+  int nstreams_;
+  Doorbell* doorbell_;
   bool headers_;
 };
 

@@ -75,6 +75,7 @@ weftResult_t setUpTcp(weftComm* c) {
   tcp.perDirection = c->config.bulkMin > 0;
   tcp.lanes = c->config.socketLanes;
   tcp.congestion = c->config.socketCongestion;
+  tcp.bulkMin = c->config.bulkMin;
   return c->tcp->connectAll(*c->bootstrap, tcp);
 }
 
@@ -180,8 +181,15 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
   WEFT_CHECK(setUpTcp(c));
   WEFT_CHECK(setUpShm(c));
   WEFT_CHECK(setUpIb(c));
-  c->channels = std::make_unique<PeerChannels>(c->tcp.get(), c->shm.get(), c->ib.get());
-  c->headerChannels = std::make_unique<PeerChannels>(c->tcp.get(), c->shm.get(), c->ib.get(), true);
+  // The transports in preference order: the channel table takes, per peer,
+  // the first that reaches it; TCP, last, reaches every peer.
+  if (c->shm) c->transports.push_back(c->shm.get());
+  if (c->ib) c->transports.push_back(c->ib.get());
+  c->transports.push_back(c->tcp.get());
+  Doorbell* bell = c->shm ? c->shm->doorbell() : nullptr;
+  const int nstreams = c->tcp->nstreams();
+  c->channels = std::make_unique<PeerChannels>(c->transports, nranks, nstreams, bell);
+  c->headerChannels = std::make_unique<PeerChannels>(c->transports, nranks, nstreams, bell, true);
   if (c->shm && c->shm->localRanks() == nranks)
     c->board = std::make_unique<LocalBoard>(c->shm.get(), rank, nranks);
   WEFT_CHECK(allocStaging(c));

@@ -90,8 +90,9 @@ struct weftComm {
   std::unique_ptr<weft::Bootstrap> bootstrap;
   std::vector<weft::RankPlace> places;  // every rank's node, pid, GPU ring key
   std::unique_ptr<weft::TcpTransport> tcp;
-  std::unique_ptr<weft::IbTransport> ib;    // null without verbs (built or found)
-  std::unique_ptr<weft::ShmTransport> shm;  // null when no peer shares our node or disabled
+  std::unique_ptr<weft::IbTransport> ib;     // null without verbs (built or found)
+  std::unique_ptr<weft::ShmTransport> shm;   // null when no peer shares our node or disabled
+  std::vector<weft::Transport*> transports;  // set up, in preference order (transport.h)
   std::unique_ptr<weft::PeerChannels> channels;
   std::unique_ptr<weft::PeerChannels> headerChannels;  // call headers: TCP's small-call channels
   std::unique_ptr<weft::LocalBoard> board;             // set when every rank shares our node

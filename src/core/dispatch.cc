@@ -55,10 +55,9 @@ void armCallCheck(weftComm* comm, const Call& call) {
 // about the size still meet on one byte stream and see the mismatch.
 weftResult_t runCollective(weftComm* comm, const Call& call) {
   const size_t bytes = call.args.count * datatypeSize(call.args.datatype);
-  const size_t bulkMin = comm->config.bulkMin;
-  comm->tcp->setBulk(bulkMin > 0 && bytes >= bulkMin);
+  for (Transport* t : comm->transports) t->beginCall(bytes);
   const weftResult_t r = runCollectiveOn(comm, call);
-  comm->tcp->setBulk(false);
+  for (Transport* t : comm->transports) t->endCall();
   return r;
 }
 
@@ -88,7 +87,7 @@ weftResult_t executeCalls(weftComm* comm, const Call* calls, size_t ncalls) {
   struct EndCalls {
     weftComm* comm;
     ~EndCalls() {
-      if (comm->ib) comm->ib->endCalls();
+      for (Transport* t : comm->transports) t->endCalls();
     }
   } endCalls{comm};
   if (comm->broken.load(std::memory_order_acquire)) {  // no lock on the way of every call

@@ -7,15 +7,16 @@
 #else
 #include "transports/channel.h"
 #include "transports/rdma_memory.h"
+#include "transports/transport.h"
 
 namespace weft {
-class IbTransport {
+class IbTransport : public Transport {
  public:
+  const char* name() const override { return "verbs"; }
   RdmaMemory* rdma() { return nullptr; }
-  bool reaches(int) const { return false; }
-  Channel* sendChannel(int, int) { return nullptr; }
-  Channel* recvChannel(int, int) { return nullptr; }
-  void endCalls() {}
+  bool reaches(int) const override { return false; }
+  Channel* sendChannel(int, int) override { return nullptr; }
+  Channel* recvChannel(int, int) override { return nullptr; }
 };
 }  // namespace weft
 #endif

@@ -21,6 +21,7 @@
 #include "transports/ib/ib_striped_channel.h"
 #include "transports/ib/reg_cache.h"
 #include "transports/tcp/tcp_transport.h"
+#include "transports/transport.h"
 
 namespace weft {
 
@@ -35,26 +36,27 @@ struct IbOptions {
   double timeoutSec = 300;            // WEFT_TIMEOUT
 };
 
-class IbTransport {
+class IbTransport : public Transport {
  public:
-  ~IbTransport();
+  ~IbTransport() override;
+  const char* name() const override { return "verbs"; }
   // `wanted[p]`: connect to peer p. On success *usable tells whether verbs are
   // in use (false: no device; not an error).
   // `places` (topo/rank_place.h) gives our index among our node's ranks.
   weftResult_t setup(Bootstrap& bs, TcpTransport& tcp, const std::vector<RankPlace>& places,
                      const std::vector<bool>& wanted, const IbOptions& opt, bool* usable);
-  bool reaches(int peer) const {
+  bool reaches(int peer) const override {
     return peer < static_cast<int>(conns_.size()) && !conns_[peer].empty();
   }
-  Channel* sendChannel(int peer, int stream) { return send_[peer][stream].get(); }
-  Channel* recvChannel(int peer, int stream) { return recv_[peer][stream].get(); }
+  Channel* sendChannel(int peer, int stream) override { return send_[peer][stream].get(); }
+  Channel* recvChannel(int peer, int stream) override { return recv_[peer][stream].get(); }
   const IbDevice& device() const { return dev_; }
   // FIFO memory registration and the GDR flush, for the GPU ring's proxy
   // (nullptr until verbs are in use).
   RdmaMemory* rdma() { return memory_.get(); }
   // The end of an API call (or group): user buffers may be freed from now on,
   // so their registrations go, unless WEFT_IB_REG_PERSIST=1.
-  void endCalls() {
+  void endCalls() override {
     if (cache_ != nullptr && !persist_) cache_->flush();
   }
 

@@ -16,6 +16,7 @@
 #include "transports/shm/shm_channel.h"
 #include "transports/shm/shm_segment.h"
 #include "transports/tcp/tcp_transport.h"
+#include "transports/transport.h"
 
 namespace weft {
 
@@ -45,12 +46,12 @@ struct ShmBoard {
 constexpr size_t kShmNodeBudget = size_t{2} << 30;
 size_t shmFifoForNode(size_t wanted, int nlocal, int nstreams);
 
-class ShmTransport {
+class ShmTransport : public Transport {
  public:
   ShmTransport() = default;
   ShmTransport(const ShmTransport&) = delete;
   ShmTransport& operator=(const ShmTransport&) = delete;
-  ~ShmTransport() {
+  ~ShmTransport() override {
     if (bell_ != nullptr) bell_->closeWake();
   }
   // Collective over the bootstrap. `tcp` supplies the death-watch sockets;
@@ -59,9 +60,12 @@ class ShmTransport {
   // segment (the WARN line says which and why): drop the transport then.
   weftResult_t setup(Bootstrap& bs, TcpTransport& tcp, const std::vector<RankPlace>& places,
                      int nstreams, size_t fifoBytes, bool* usable);
-  bool reaches(int peer) const { return peer < static_cast<int>(local_.size()) && local_[peer]; }
-  Channel* sendChannel(int peer, int stream) { return send_[peer][stream].get(); }
-  Channel* recvChannel(int peer, int stream) { return recv_[peer][stream].get(); }
+  const char* name() const override { return "shm"; }
+  bool reaches(int peer) const override {
+    return peer < static_cast<int>(local_.size()) && local_[peer];
+  }
+  Channel* sendChannel(int peer, int stream) override { return send_[peer][stream].get(); }
+  Channel* recvChannel(int peer, int stream) override { return recv_[peer][stream].get(); }
   Doorbell* doorbell() { return bell_; }
   int localRanks() const { return nlocal_; }
   // Boards and doorbells of every local rank, ours included (nullptr for remote ranks).

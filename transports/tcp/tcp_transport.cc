@@ -92,6 +92,7 @@ weftResult_t TcpTransport::connectAll(Bootstrap& bs, const TcpOptions& options) 
   const size_t spliceMin = options.spliceMin;
   nstreams_ = nstreams;
   lanes_ = options.perDirection ? std::max(options.lanes, 1) : 0;
+  bulkMin_ = options.bulkMin;
   ways_ = 1 + 2 * lanes_;
   const int perPeer = nstreams * ways_;
   fds_.assign(n, std::vector<int>(perPeer, -1));

@@ -31,6 +31,7 @@
 #include "transports/channel.h"
 #include "transports/tcp/splice_sender.h"
 #include "transports/tcp/tcp_lanes.h"
+#include "transports/transport.h"
 
 namespace weft {
 
@@ -74,14 +75,29 @@ struct TcpOptions {
   // (WEFT_SOCKET_PER_DIRECTION > 0, WEFT_SOCKET_LANES, tcp_lanes.h).
   bool perDirection = true;
   int lanes = 1;
+  // Collectives of at least this many bytes per rank run in bulk mode
+  // (beginCall); 0: never.
+  size_t bulkMin = 0;
   // WEFT_SOCKET_CONGESTION (tcp_congestion.h); readCommConfig has checked it,
   // so a bad name fails init before any connection is made.
   std::string congestion = "system";
 };
 
-class TcpTransport : public ChannelTable {
+class TcpTransport : public ChannelTable, public Transport {
  public:
   ~TcpTransport() override;
+  const char* name() const override { return "tcp"; }
+  bool reaches(int) const override { return true; }  // a full mesh
+  Channel* headerSendChannel(int peer, int stream) override {
+    return sendChannelSmall(peer, stream);
+  }
+  Channel* headerRecvChannel(int peer, int stream) override {
+    return recvChannelSmall(peer, stream);
+  }
+  void beginCall(size_t bytesPerRank) override {
+    setBulk(bulkMin_ > 0 && bytesPerRank >= bulkMin_);
+  }
+  void endCall() override { setBulk(false); }
   weftResult_t connectAll(Bootstrap& bootstrap, const TcpOptions& options);
   int nstreams() const override { return nstreams_; }
   // The channels of the mode set by setBulk.
@@ -120,6 +136,7 @@ class TcpTransport : public ChannelTable {
   int lanes_ = 0;  // connections per bulk direction (0: no B and C)
   int ways_ = 1;   // connections per stream: A, then B's lanes, then C's
   bool bulk_ = false;
+  size_t bulkMin_ = 0;
   std::vector<std::vector<int>> fds_;  // [peer][stream * ways_ + (0: A, 1..L: B, L+1..2L: C)]
   std::vector<std::vector<Stream>> streams_;
   std::vector<std::unique_ptr<Channel>> owned_;
