@@ -9,10 +9,10 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "collectives/nontemporal_copy.h"
 #include "collectives/reduce.h"
 #include "collectives/ring_schedule.h"
 #include "collectives/share_probe.h"
-#include "collectives/stream_copy.h"
 
 namespace weft {
 namespace {

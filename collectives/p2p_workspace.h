@@ -1,4 +1,4 @@
-// The memory point-to-point and all-to-all calls plan in (exchange.cc), kept
+// The memory point-to-point and all-to-all calls plan in (point_to_point.cc), kept
 // by the communicator: each call clears these vectors but keeps their
 // capacity, so after the first call of a shape no call allocates.
 #pragma once

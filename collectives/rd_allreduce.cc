@@ -5,7 +5,7 @@
 // one round (whose node link carries L(n-L) copies) and too small for the
 // ring's bandwidth; a node link carries log2(n) copies instead of 2(n-1)/n.
 //
-// n not a power of two: ranks fold in pairs first (pair_fold.h), which also
+// n not a power of two: ranks fold in pairs first (power_of_two_fold.h), which also
 // gives the flow layout and the partners.
 //
 // Every rank gets the same bits: in each pair both sides compute
@@ -24,7 +24,7 @@
 
 #include "base/error.h"
 #include "collectives/coll_context.h"
-#include "collectives/pair_fold.h"
+#include "collectives/power_of_two_fold.h"
 #include "collectives/reduce.h"
 #include "collectives/ring_schedule.h"
 

@@ -10,7 +10,7 @@
 // of equal local index after the node's reduce-scatter (hier.cc); with one
 // rank per node, or on one node, over all ranks.
 //
-// n not a power of two: ranks fold in pairs first (pair_fold.h, which also
+// n not a power of two: ranks fold in pairs first (power_of_two_fold.h, which also
 // gives the partners and the flow layout).
 //
 // Every element is reduced by one rank (its owner after the halving), always
@@ -24,7 +24,7 @@
 
 #include "base/error.h"
 #include "collectives/coll_context.h"
-#include "collectives/pair_fold.h"
+#include "collectives/power_of_two_fold.h"
 #include "collectives/reduce.h"
 #include "collectives/ring_schedule.h"
 

@@ -5,7 +5,7 @@
 // Unlike allreduce, these collectives place data by rank: block q of the
 // allgather output is rank q's input, and rank q keeps block q of the
 // reduce-scatter. The ring visits ranks in its own order (nodes together,
-// p2p_ring.h), so `rankAt[p]` names the rank at ring position p and blocks
+// gpu_peer_ring.h), so `rankAt[p]` names the rank at ring position p and blocks
 // are looked up through it. `count` is this CTA's share of a block and
 // `stride` the whole block (elements from one rank's block to the next), so
 // several CTAs split every block alike.

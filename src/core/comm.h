@@ -21,7 +21,7 @@
 #include "collectives/p2p_workspace.h"
 #include "collectives/tuner.h"
 #include "core/request.h"
-#include "device/p2p_ring.h"
+#include "device/gpu_peer_ring.h"
 #include "device/staging_pool.h"
 #include "topo/rank_place.h"
 #include "transports/ib/ib_available.h"
@@ -110,7 +110,7 @@ struct weftComm {
   // the first such call.
   std::unique_ptr<weft::StagingPool> streamStaging;
   // The p2p channels of the GPU ring (allreduce, allgather, reduce-scatter on a stream, device/
-  // device_ring.h), set up at init (device/p2p_ring.h).
+  // device_ring.h), set up at init (device/gpu_peer_ring.h).
   weft::P2pRing p2pRing;
   uint64_t seq = 0;  // collectives issued on this communicator
   // Collectives put on the wire (count > 0 or barrier) and the header that

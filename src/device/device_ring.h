@@ -1,7 +1,7 @@
 // The CUDA executor's GPU ring: an allreduce, allgather, reduce-scatter,
 // broadcast or reduce on a CUDA stream runs the data-movement kernel
-// (collectives/kernels/ring_call.h) over the channels of the p2p transport
-// (device/p2p_ring.h), which live in the ranks' own GPU memory (or,
+// (collectives/kernels/ring_call.h) over the channels of the GPU peer ring
+// (device/gpu_peer_ring.h), which live in the ranks' own GPU memory (or,
 // between nodes, in pinned host FIFOs that the host proxy carries), so the
 // host does nothing per chunk within a node.
 //

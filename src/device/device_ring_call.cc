@@ -12,8 +12,8 @@
 #include "collectives/reduce.h"
 #include "core/comm.h"
 #include "device/device_ring.h"
-#include "device/p2p_layout.h"
-#include "device/p2p_ring.h"
+#include "device/gpu_peer_layout.h"
+#include "device/gpu_peer_ring.h"
 #include "device/staging_plan.h"
 #include "device/stream_run.h"
 

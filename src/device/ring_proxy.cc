@@ -17,7 +17,7 @@
 #include <string>
 
 #include "base/error.h"
-#include "device/p2p_layout.h"
+#include "device/gpu_peer_layout.h"
 #include "weft/device/atomics.h"
 
 namespace weft {

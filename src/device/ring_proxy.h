@@ -1,7 +1,7 @@
 // The host proxy of the GPU ring's network edges ("a proxy thread
 // serves network transports"). Where the ring crosses nodes, a kernel cannot
 // reach its neighbour's GPU, so the edge becomes two FIFOs in pinned, mapped
-// host memory (same layout as the p2p regions, p2p_layout.h):
+// host memory (same layout as the p2p regions, gpu_peer_layout.h):
 //   outbox  our kernel posts into it as into a neighbour's FIFO; the proxy
 //           reads each message and hands it to the host channel to rank + 1,
 //           then returns the slot to the kernel (the outbox `head`);

@@ -5,8 +5,8 @@
 #include "base/device_runtime.h"
 #include "base/error.h"
 #include "core/comm.h"
-#include "device/p2p_layout.h"
-#include "device/p2p_ring.h"
+#include "device/gpu_peer_layout.h"
+#include "device/gpu_peer_ring.h"
 #include "topo/gdr_pair.h"
 
 namespace weft {

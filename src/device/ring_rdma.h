@@ -10,7 +10,7 @@
 // in the pinned host FIFOs and the NIC reads and writes those.
 //
 // Decided per edge, alike at both ends: the third bootstrap allgather of
-// p2p_ring.cc carries every rank's offer. An edge is written one-sided when
+// gpu_peer_ring.cc carries every rank's offer. An edge is written one-sided when
 // its sender can (every host stream to rank + 1 is a verbs channel and its
 // outbox registered) and its receiver takes it (its inbox registered); the
 // receiver's offer says where to write. Otherwise the edge keeps payload

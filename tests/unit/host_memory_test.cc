@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "base/host_memory.h"
-#include "collectives/stream_copy.h"
+#include "collectives/nontemporal_copy.h"
 #include "transports/shm/peer_memory.h"
 
 namespace {

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "collectives/kernels/ring_call.h"
-#include "device/p2p_layout.h"
+#include "device/gpu_peer_layout.h"
 #include "device/ring_proxy.h"
 #include "ring_cta_threads.h"
 #include "transports/channel.h"

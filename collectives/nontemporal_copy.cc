@@ -1,6 +1,6 @@
-// Streaming-store copy (see stream_copy.h). SSE2 is part of x86-64, so this
+// Streaming-store copy (see nontemporal_copy.h). SSE2 is part of x86-64, so this
 // needs no run-time dispatch; other architectures use memcpy.
-#include "collectives/stream_copy.h"
+#include "collectives/nontemporal_copy.h"
 
 #include <cstdint>
 #include <cstring>

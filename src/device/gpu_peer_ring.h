@@ -1,12 +1,12 @@
-// The p2p transport of the GPU ring (CUDA IPC over
-// NVLink): per communicator, a ring of one-way channels between the ranks'
-// GPUs, in the channel contract's form (FIFO slots, size words, tail and head
-// counters), for the CUDA executor's kernel (src/device/device_ring.h). Only
-// kernels use these channels; host calls keep the host transports.
+// The GPU ring's peer-memory edges (CUDA IPC over NVLink or PCIe, or
+// through the host proxy across nodes): per communicator, a ring of one-way channels between the
+// ranks' GPUs, in the channel contract's form (FIFO slots, size words, tail and head counters), for
+// the CUDA executor's kernel (src/device/device_ring.h). Only kernels use these channels; host
+// calls keep the host transports.
 //
 // Memory: each rank allocates on its GPU, per channel (one per CTA), its
 // incoming FIFO (slots, size words, `tail`) and the `head` counter of its
-// outgoing channel (layout: p2p_layout.h), so that every wait polls local
+// outgoing channel (layout: gpu_peer_layout.h), so that every wait polls local
 // memory and every remote access is a write: a rank writes slots and `tail`
 // into its next rank's memory, and `head` into its previous rank's. Peers
 // map it through CUDA IPC (NVLink or PCIe peer-to-peer, peer access enabled

@@ -1,4 +1,4 @@
-// Setting up and closing the p2p transport of the GPU ring (p2p_ring.h): who
+// Setting up and closing the GPU ring's peer-memory edges (gpu_peer_ring.h): who
 // may use it, the FIFO memory and its layout, and the three bootstrap
 // allgathers that make every rank take the same decision.
 #include <algorithm>
@@ -11,8 +11,8 @@
 #include "base/log.h"
 #include "collectives/kernels/ring_call.h"
 #include "core/comm.h"
-#include "device/p2p_layout.h"
-#include "device/p2p_ring.h"
+#include "device/gpu_peer_layout.h"
+#include "device/gpu_peer_ring.h"
 #include "device/staging_pool.h"
 
 namespace weft {

@@ -1,5 +1,5 @@
 // Where each channel of the GPU ring lives in a rank's FIFO memory
-// (p2p_ring.h). One region per channel (CTA), each holding:
+// (gpu_peer_ring.h). One region per channel (CTA), each holding:
 //   slots  kRingSlots x kRingSlotBytes  incoming messages (written by rank - 1)
 //   sizes  kRingSlots words             their byte lengths (written by rank - 1)
 //   tail   one word, own 128-byte line  messages posted to us (written by rank - 1)
