@@ -14,6 +14,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "base/config.h"
+#include "base/wait.h"
 #include "transports/channel.h"
 
 namespace weft {
@@ -69,9 +71,10 @@ struct CallCheck;  // base/call_header.h
 
 struct FlowRunOptions {
   const std::atomic<bool>* abortFlag = nullptr;
-  double timeoutSec = 300;
-  int64_t spinUs = 30;
-  int64_t yieldUs = 150;         // WEFT_YIELD_US's default (src/base/wait.cc says why)
+  // The knobs' values; a communicator sets them from its configuration.
+  double timeoutSec = configDefaultNumber("WEFT_TIMEOUT");
+  int64_t spinUs = kAutoSpinUs;  // WEFT_SPIN_US
+  int64_t yieldUs = static_cast<int64_t>(configDefaultNumber("WEFT_YIELD_US"));
   Doorbell* doorbell = nullptr;  // this rank's, when shared-memory channels are in use
   // When set and pending, the first board publish or flow run of a call sends
   // and checks the call header (base/call_header.h).

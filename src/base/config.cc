@@ -8,6 +8,7 @@
 #include <mutex>
 #include <set>
 
+#include "base/error.h"
 #include "base/log.h"
 
 namespace weft {
@@ -49,6 +50,24 @@ bool parseSize(const std::string& text, int64_t* out) {
   if (v != 0 && (v > INT64_MAX / mult || v < INT64_MIN / mult)) return false;
   *out = v * mult;
   return true;
+}
+
+double configDefaultNumber(const char* name) {
+  const ConfigVar* var = findVar(name);
+  int64_t size = 0;
+  if (var == nullptr) return 0;
+  if (parseSize(var->defaultValue, &size)) return static_cast<double>(size);
+  return std::strtod(var->defaultValue, nullptr);
+}
+
+weftResult_t configSize(const char* name, int64_t* out) {
+  const ConfigVar* var = findVar(name);
+  const std::string text = configString(name);
+  if (var == nullptr || var->type != ConfigType::kSize)
+    return setError(weftInternalError, "%s is not a size knob", name);
+  if (!parseSize(text, out) || *out < var->lo || *out > var->hi)
+    return setError(weftInvalidArgument, "%s=%s: expected %s", name, text.c_str(), var->expected);
+  return weftSuccess;
 }
 
 std::string configString(const char* name) {

@@ -8,12 +8,22 @@
 #include <string>
 #include <vector>
 
+#include "weft/weft.h"
+
 namespace weft {
+
+enum class ConfigType {
+  kText,  // read as written (its reader checks it)
+  kSize,  // an integer with K/M/G suffixes, within [lo, hi] (configSize)
+};
 
 struct ConfigVar {
   const char* name;
   const char* defaultValue;  // as it would be written in the environment
   const char* doc;
+  ConfigType type = ConfigType::kText;
+  int64_t lo = 0, hi = 0;     // kSize: the accepted range
+  const char* expected = "";  // kSize: what it takes, for the error ("1 to 16")
 };
 
 const std::vector<ConfigVar>& configVars();
@@ -33,6 +43,12 @@ std::string configString(const char* name);
 // warning once and falls back to the default.
 int64_t configInt(const char* name);
 double configDouble(const char* name);
+// A kSize knob, checked against its row: weftInvalidArgument with
+// "NAME=VALUE: expected <its words>" when malformed or out of range.
+weftResult_t configSize(const char* name, int64_t* out);
+// The table's default of a numeric knob, whatever the environment says: for
+// structures' initial values, so that each default is written once.
+double configDefaultNumber(const char* name);
 // True when the variable is set in the environment (even to the default).
 bool configIsSet(const char* name);
 

@@ -1,14 +1,18 @@
-// The one table of WEFT_* knobs. Add a line here for every new knob; nothing
-// else in weft may call getenv() on a WEFT_ name. A knob that ranks must set
+// The one table of WEFT_* knobs: name, default, meaning, and for size knobs
+// their type, range and the words an error uses. Add a line here for every
+// new knob; nothing else in weft may call getenv() on a WEFT_ name. A knob that ranks must set
 // alike (it shapes the wire, a transport or the algorithm) also goes in
 // jobWideVars() below, which init checks (core/config_agree.h).
 #include "base/config.h"
 
+#include <cstdint>
 #include <iterator>
 
 namespace weft {
 
 namespace {
+
+constexpr int64_t kMiB = 1LL << 20, kGiB = 1LL << 30, kNoLimit = INT64_MAX;
 
 // Constant-initialized (no constructor or destructor runs), so detached
 // threads (the rendezvous root) may read it during exit.
@@ -25,27 +29,33 @@ const ConfigVar kConfigVars[] = {
     {"WEFT_SOCKET_FAMILY", "", "Force AF_INET or AF_INET6 for sockets."},
     {"WEFT_SOCKET_NSTREAMS", "1",
      "TCP streams per peer pair (each one connection per direction, or one in all); chunks "
-     "are striped over them (more help on high-latency links)."},
+     "are striped over them (more help on high-latency links).",
+     ConfigType::kSize, 1, 16, "1 to 16"},
     {"WEFT_SOCKET_PER_DIRECTION", "64K",
      "Smallest collective (bytes per rank) whose data goes over TCP on connections of its own "
      "per direction (WEFT_SOCKET_LANES each), so a rank's sends never delay its receives; "
      "smaller calls, point-to-point calls and call headers share one more connection, where "
-     "replies carry the ACKs. 0: the shared connection only."},
+     "replies carry the ACKs. 0: the shared connection only.",
+     ConfigType::kSize, 0, kNoLimit, "0 (off) or a size"},
     {"WEFT_SOCKET_LANES", "2",
      "Connections each direction's large-call data is spread over, per stream, in 128 KiB "
-     "pieces: the kernel moves the pieces side by side (1 to 16; 1 is one connection)."},
+     "pieces: the kernel moves the pieces side by side (1 to 16; 1 is one connection).",
+     ConfigType::kSize, 1, 16, "1 to 16"},
     {"WEFT_SOCKET_SPLICE", "64K",
      "Smallest TCP send passed by reference (vmsplice+splice, no send-side copy) where the "
-     "schedule keeps the bytes unchanged until the peer read them; 0 turns it off."},
+     "schedule keeps the bytes unchanged until the peer read them; 0 turns it off.",
+     ConfigType::kSize, 0, kGiB, "0 (off) or a size up to 1G"},
     {"WEFT_SOCKET_SPLICE_MAX", "512K",
      "Largest call sent by reference: above it the peer reads the sender's pages from "
-     "further out in the memory hierarchy, which costs more than the copy saved."},
+     "further out in the memory hierarchy, which costs more than the copy saved.",
+     ConfigType::kSize, 0, kNoLimit, "a size"},
     {"WEFT_SOCKET_CONGESTION", "auto",
      "TCP congestion control of the data connections: auto (Reno on connections that stay "
      "inside one host, where pacing and delay-based slow-start exits only cost; the system's "
      "between hosts), system (always the system's), or an algorithm name such as cubic."},
     {"WEFT_CHUNK", "512K",
-     "Bytes per pipelined chunk (K/M suffixes); unset, the tuner picks up to this much."},
+     "Bytes per pipelined chunk (K/M suffixes); unset, the tuner picks up to this much.",
+     ConfigType::kSize, 64, 64 * kMiB, "a size from 64 to 64M"},
     {"WEFT_ALGO", "auto",
      "Force an algorithm: auto (the tuner), ring (pipelined ring/chain), oneshot (one round), "
      "tree (double binary tree allreduce), hier (inside nodes, then across), rd (recursive "
@@ -60,7 +70,8 @@ const ConfigVar kConfigVars[] = {
     {"WEFT_ONESHOT_MAX", "64K",
      "Largest per-rank message that uses the one-round (oneshot) algorithm; on one node "
      "without shared memory, allreduce and allgather also only while (n-1) x the message is "
-     "at most 96 and 128 KiB."},
+     "at most 96 and 128 KiB.",
+     ConfigType::kSize, 0, kGiB, "a size up to 1G"},
     {"WEFT_REDUCE_ISA", "auto",
      "Host reduction kernels: auto (widest the CPU runs), avx512, avx2 or scalar."},
     {"WEFT_SPIN_US", "auto",
@@ -68,7 +79,8 @@ const ConfigVar kConfigVars[] = {
      "poll(); auto: 2, or 0 where a node's ranks outnumber the CPUs they may run on."},
     {"WEFT_YIELD_US", "150",
      "Microseconds a waiter yields its core after spinning, before it sleeps in poll() (a "
-     "sleep costs a wake-up; a yield lets a rank sharing the core run)."},
+     "sleep costs a wake-up; a yield lets a rank sharing the core run).",
+     ConfigType::kSize, 0, 1000000, "0 to 1000000 (microseconds)"},
     {"WEFT_UNIQUE_ID", "", "Hex unique id for weftCommInitFromEnv (set by weft-run)."},
     {"WEFT_RANK", "", "This process's rank for weftCommInitFromEnv."},
     {"WEFT_WORLD_SIZE", "", "Number of ranks for weftCommInitFromEnv."},
@@ -87,7 +99,8 @@ const ConfigVar kConfigVars[] = {
      "attach only."},
     {"WEFT_SHM_FIFO", "2M",
      "Bytes of shared-memory FIFO per peer pair and stream (K/M suffixes); left unset, nodes "
-     "of over 32 ranks get less (down to 64K) so that the node's FIFOs stay within 2 GiB."},
+     "of over 32 ranks get less (down to 64K) so that the node's FIFOs stay within 2 GiB.",
+     ConfigType::kSize, 4096, kGiB, "a size from 4K to 1G"},
     {"WEFT_SECRET", "", "Shared job secret for WEFT_ROOT_ADDR / torchrun launches."},
     {"WEFT_NET_GDR_LEVEL", "PXB",
      "Farthest GPU-NIC path class that still uses GPUDirect RDMA: PIX, PXB, PHB, NODE or SYS."},
@@ -101,16 +114,20 @@ const ConfigVar kConfigVars[] = {
     {"WEFT_IB_TIMEOUT", "14",
      "Verbs ACK timeout exponent: 4.096 us x 2^value per try (as NCCL_IB_TIMEOUT)."},
     {"WEFT_IB_RETRY_CNT", "7", "Verbs transport retries before a send fails."},
-    {"WEFT_IB_BUFFER", "4M", "Bytes of verbs receive ring per queue pair (K/M suffixes)."},
+    {"WEFT_IB_BUFFER", "4M", "Bytes of verbs receive ring per queue pair (K/M suffixes).",
+     ConfigType::kSize, 65536, kGiB, "a size from 64K to 1G"},
     {"WEFT_IB_QPS_PER_CONNECTION", "1",
      "Verbs queue pairs per peer and stream (1 to 16); the stream is striped over them in "
-     "128K pieces (as NCCL_IB_QPS_PER_CONNECTION)."},
+     "128K pieces (as NCCL_IB_QPS_PER_CONNECTION).",
+     ConfigType::kSize, 1, 16, "1 to 16"},
     {"WEFT_IB_ZCOPY_THRESHOLD", "0",
      "Verbs sends of this many bytes or more (per QP piece) go zero-copy: RDMA-written from the "
-     "registered user buffer into the receiver's; 0 = off (see docs/rdma.md for the caveat)."},
+     "registered user buffer into the receiver's; 0 = off (see docs/rdma.md for the caveat).",
+     ConfigType::kSize, 0, kGiB, "0 (off) or a size up to 1G"},
     {"WEFT_IB_REG_CACHE", "1G",
      "Most bytes of user buffers kept registered for zero-copy; least recently used beyond "
-     "that are deregistered."},
+     "that are deregistered.",
+     ConfigType::kSize, 0, kNoLimit, "a size"},
     {"WEFT_IB_REG_PERSIST", "0",
      "1: keep zero-copy registrations of user buffers across calls (only if no buffer is freed "
      "while the communicator lives); 0: drop them at the end of each call."},

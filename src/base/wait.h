@@ -39,6 +39,10 @@ class Deadline {
   double seconds_ = 0;
 };
 
+// WEFT_SPIN_US=auto (its default): microseconds a waiter spins, where the
+// node's ranks do not outnumber its CPUs (0 where they do; src/core/api_init.cc).
+constexpr int64_t kAutoSpinUs = 2;
+
 // Decides what a waiting loop does next after an iteration without progress.
 class Backoff {
  public:

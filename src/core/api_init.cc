@@ -59,7 +59,7 @@ void settleSpin(weftComm* c) {
   const NodeCpus node = nodeCpusOf(c->places, c->rank);
   if (node.oversubscribed) noteOversubscribed();
   if (!c->config.spinAuto) return;
-  c->config.spinUs = node.oversubscribed ? 0 : CommConfig::kSpinUsDefault;
+  c->config.spinUs = node.oversubscribed ? 0 : kAutoSpinUs;
   const std::string cpus = node.cpus > 0 ? std::to_string(node.cpus) : "unknown";
   WEFT_INFO(INIT, "rank %d: %d rank(s) of this node on %s CPU(s)%s: waiters spin %lld us", c->rank,
             node.ranks, cpus.c_str(), node.oversubscribed ? ", oversubscribed" : "",

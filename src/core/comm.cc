@@ -183,20 +183,18 @@ weftResult_t readAlgo(AlgoId* out) {
                   algo.c_str());
 }
 
-constexpr int64_t kG = 1LL << 30, kM = 1LL << 20, kNoMax = INT64_MAX;
-
 // The TCP transport's knobs.
 weftResult_t readSocketConfig(CommConfig* cfg) {
   int64_t v = 0;
-  WEFT_CHECK(readSize("WEFT_SOCKET_NSTREAMS", 1, 16, "1 to 16", &v));
+  WEFT_CHECK(configSize("WEFT_SOCKET_NSTREAMS", &v));
   cfg->nstreams = static_cast<int>(v);
-  WEFT_CHECK(readSize("WEFT_SOCKET_PER_DIRECTION", 0, kNoMax, "0 (off) or a size", &v));
+  WEFT_CHECK(configSize("WEFT_SOCKET_PER_DIRECTION", &v));
   cfg->bulkMin = static_cast<size_t>(v);
-  WEFT_CHECK(readSize("WEFT_SOCKET_LANES", 1, 16, "1 to 16", &v));
+  WEFT_CHECK(configSize("WEFT_SOCKET_LANES", &v));
   cfg->socketLanes = static_cast<int>(v);
-  WEFT_CHECK(readSize("WEFT_SOCKET_SPLICE", 0, kG, "0 (off) or a size up to 1G", &v));
+  WEFT_CHECK(configSize("WEFT_SOCKET_SPLICE", &v));
   cfg->spliceMin = static_cast<size_t>(v);
-  WEFT_CHECK(readSize("WEFT_SOCKET_SPLICE_MAX", 0, kNoMax, "a size", &v));
+  WEFT_CHECK(configSize("WEFT_SOCKET_SPLICE_MAX", &v));
   cfg->spliceMaxCall = static_cast<size_t>(v);
   cfg->socketCongestion = configString("WEFT_SOCKET_CONGESTION");
   return checkCongestionSetting(cfg->socketCongestion);
@@ -214,7 +212,7 @@ weftResult_t readWaitConfig(CommConfig* cfg) {
     WEFT_CHECK(readSize("WEFT_SPIN_US", 0, 1000000, "auto or 0 to 1000000 (microseconds)", &v));
     cfg->spinUs = v;
   }
-  WEFT_CHECK(readSize("WEFT_YIELD_US", 0, 1000000, "0 to 1000000 (microseconds)", &v));
+  WEFT_CHECK(configSize("WEFT_YIELD_US", &v));
   cfg->yieldUs = v;
   return weftSuccess;
 }
@@ -225,16 +223,16 @@ weftResult_t readShmAndIbConfig(CommConfig* cfg) {
   cfg->ibEnabled = configString("WEFT_IB_DISABLE") != "1";
   cfg->shmEnabled = configString("WEFT_SHM_DISABLE") != "1";
   cfg->shmMap = configString("WEFT_SHM_MAP") != "0";
-  WEFT_CHECK(readSize("WEFT_SHM_FIFO", 4096, kG, "a size from 4K to 1G", &v));
+  WEFT_CHECK(configSize("WEFT_SHM_FIFO", &v));
   cfg->shmFifoBytes = static_cast<size_t>(v);
   cfg->shmFifoSet = configIsSet("WEFT_SHM_FIFO");
-  WEFT_CHECK(readSize("WEFT_IB_BUFFER", 65536, kG, "a size from 64K to 1G", &v));
+  WEFT_CHECK(configSize("WEFT_IB_BUFFER", &v));
   cfg->ibBufferBytes = static_cast<size_t>(v);
-  WEFT_CHECK(readSize("WEFT_IB_QPS_PER_CONNECTION", 1, 16, "1 to 16", &v));
+  WEFT_CHECK(configSize("WEFT_IB_QPS_PER_CONNECTION", &v));
   cfg->ibQps = static_cast<int>(v);
-  WEFT_CHECK(readSize("WEFT_IB_ZCOPY_THRESHOLD", 0, kG, "0 (off) or a size up to 1G", &v));
+  WEFT_CHECK(configSize("WEFT_IB_ZCOPY_THRESHOLD", &v));
   cfg->ibZcopyMin = static_cast<size_t>(v);
-  WEFT_CHECK(readSize("WEFT_IB_REG_CACHE", 0, kNoMax, "a size", &v));
+  WEFT_CHECK(configSize("WEFT_IB_REG_CACHE", &v));
   cfg->ibRegCacheBytes = static_cast<size_t>(v);
   cfg->ibRegPersist = configString("WEFT_IB_REG_PERSIST") == "1";
   return readSwitch("WEFT_IB_RDMACM", &cfg->ibRdmacm);
@@ -267,9 +265,9 @@ weftResult_t readGpuConfig(CommConfig* cfg) {
 weftResult_t readCommConfig(CommConfig* cfg) {
   WEFT_CHECK(readAlgo(&cfg->algo));
   int64_t v = 0;
-  WEFT_CHECK(readSize("WEFT_ONESHOT_MAX", 0, kG, "a size up to 1G", &v));
+  WEFT_CHECK(configSize("WEFT_ONESHOT_MAX", &v));
   cfg->oneshotMax = static_cast<size_t>(v);
-  WEFT_CHECK(readSize("WEFT_CHUNK", 64, 64 * kM, "a size from 64 to 64M", &v));
+  WEFT_CHECK(configSize("WEFT_CHUNK", &v));
   cfg->chunkBytes = static_cast<size_t>(v);
   cfg->chunkForced = configIsSet("WEFT_CHUNK");
   cfg->checkCalls = configString("WEFT_CHECK_CALLS") != "0";

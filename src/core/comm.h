@@ -11,6 +11,7 @@
 #include <string>
 
 #include "base/call_header.h"
+#include "base/config.h"
 #include "base/wait.h"
 #include "bootstrap/bootstrap.h"
 #include "collectives/algo_id.h"
@@ -44,13 +45,12 @@ struct CommConfig {
   size_t spliceMin = 64 << 10;            // WEFT_SOCKET_SPLICE (0: off)
   size_t spliceMaxCall = 512 << 10;       // WEFT_SOCKET_SPLICE_MAX
   std::string socketCongestion = "auto";  // WEFT_SOCKET_CONGESTION
-  double timeoutSec = 300;
-  // WEFT_SPIN_US; auto: kSpinUsDefault, or 0 where the node has more ranks
-  // than CPUs (base/cpu_share.h), settled at init once the ranks' places are known.
-  static constexpr int64_t kSpinUsDefault = 2;
-  int64_t spinUs = kSpinUsDefault;
+  double timeoutSec = configDefaultNumber("WEFT_TIMEOUT");
+  // WEFT_SPIN_US; auto: kAutoSpinUs (base/wait.h), or 0 where the node has more
+  // ranks than CPUs (base/cpu_share.h), settled at init once the ranks' places are known.
+  int64_t spinUs = kAutoSpinUs;
   bool spinAuto = true;
-  int64_t yieldUs = 150;  // WEFT_YIELD_US (src/base/wait.cc says why)
+  int64_t yieldUs = static_cast<int64_t>(configDefaultNumber("WEFT_YIELD_US"));
   bool shmEnabled = true;
   bool shmMap = true;      // WEFT_SHM_MAP
   bool checkCalls = true;  // WEFT_CHECK_CALLS: collective-mismatch headers

@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/config.h"
 #include "bootstrap/bootstrap.h"
 #include "topo/rank_place.h"
 #include "transports/channel.h"
@@ -33,7 +34,7 @@ struct IbOptions {
   size_t regCacheBytes = 1ull << 30;  // WEFT_IB_REG_CACHE
   bool regPersist = false;            // WEFT_IB_REG_PERSIST
   bool rdmacm = false;                // WEFT_IB_RDMACM
-  double timeoutSec = 300;            // WEFT_TIMEOUT
+  double timeoutSec = configDefaultNumber("WEFT_TIMEOUT");
 };
 
 class IbTransport : public Transport {
