@@ -19,10 +19,10 @@ thread_local std::vector<HeaderedPlan::Flow> flowStorage;
 // Per flow: the header and a small first item, sent as one piece.
 thread_local std::vector<std::vector<char>> combinedStorage;
 // A first item up to this size leaves with its header in one send. Over a
-// socket the copy is cheap next to a header sent on its own: that made 8-64
-// KiB allreduces 1.5-2.5x slower (2 ranks over loopback TCP on the test VM,
-// with or without TCP autocorking), and 128 KiB-1 MiB ones slower too. Over
-// shared memory or verbs one send saves little, so only small items there.
+// socket the copy is cheap next to a header sent on its own, which costs a
+// segment and a receiver wake-up of its own (with or without TCP
+// autocorking). Over shared memory or verbs one send saves little, so only
+// small items there.
 constexpr size_t kCoalesceSocket = 256 << 10;
 constexpr size_t kCoalesceOther = 4096;
 }  // namespace

@@ -1,8 +1,8 @@
 // One-round collectives for communicators whose ranks all share one node:
 // each rank publishes its (small) input on its shared-memory board and reads
 // the peers' boards in place. No FIFO, no copy through a channel, one cache
-// line hand-off per peer: this is the latency path (8 B allreduce ~1 us on two
-// cores, against ~7 us through the FIFOs). Every call waits until all ranks
+// line hand-off per peer: this is the latency path (docs/performance.md has
+// its figures against the FIFOs). Every call waits until all ranks
 // published it, which is also what makes the boards' slots safe to reuse (see
 // ShmBoard in transports/shm/shm_transport.h).
 #pragma once

@@ -363,9 +363,8 @@ weftResult_t LocalCopy::allGatherPiece(CollContext& ctx, const CollArgs& a, size
   const char* in = static_cast<const char*>(part.sendbuff);
   // Out of place, a call of several pieces has its own block written by the
   // staging pass: its input comes from memory, and this reads it once, not
-  // twice (4 ranks, 16-64 MiB gathered: 1.09-1.11x faster). A call of one
-  // piece copies its block after barrier (1), as before: its input is still
-  // cached there, and the fused pass ran 512 KiB-2 MiB on 2 ranks 1.06-1.17x slower.
+  // twice. A call of one piece copies its block after barrier (1): its input
+  // is still cached there, where the fused pass was slower.
   Stage stage;
   stage.input = stageInput;
   if (bytes > kPieceBytes && out + me * bytes + off != in) stage.alsoTo = out + me * bytes + off;

@@ -13,9 +13,9 @@
 //
 // A private buffer (not from weftHostAlloc) of up to 1 MiB is first copied
 // into the rank's outbox, a weftHostAlloc buffer the peers map once, and
-// published in its place: two memcpys of cached data run 3-5x faster than one
-// cross-memory-attach read (7-8 GB/s here, the kernel pinning every page per
-// call). An allreduce also leaves its reduced block in the outbox, so peers
+// published in its place: two memcpys of cached data beat one
+// cross-memory-attach read, for which the kernel pins every page per call.
+// An allreduce also leaves its reduced block in the outbox, so peers
 // copy results from there too. Allreduce, allgather and broadcast run calls
 // over 1 MiB as a series of 1 MiB pieces (a few barriers more, each a
 // cache-line hand-off), so a piece's outboxes are still cached when peers
@@ -80,8 +80,7 @@ class LocalCopy {
     // Where the input also goes, in the same pass (one block, no skip): our
     // own block of an allgather's output, written while the input is in cache.
     // Not a broadcast root's output: there the root's copy overlaps the
-    // peers' reads, and moving it before barrier (1) made them wait (4 ranks,
-    // 256 KiB-64 MiB out of place 1.12-1.23x slower).
+    // peers' reads, and moving it before barrier (1) made them wait.
     char* alsoTo = nullptr;
   };
   // One of a rank's buffers as we reach it: its address in that rank, and our

@@ -22,8 +22,8 @@ size_t packedData(const P2POp& op) { return op.bytes < kPackBytes ? op.bytes : k
 // With size headers, op k of a flow is items 2k (its header) and 2k+1 (its
 // data); without, op k is item k. A send's item 2k is a copy of its header
 // and the first (up to 32 KiB) of its data, item 2k+1 the rest: over TCP a
-// header item of its own cost ~10 us per small send (a segment and a
-// receiver wake-up of its own). Everything lives in the workspace.
+// header item of its own costs a segment and a receiver wake-up of its own.
+// Everything lives in the workspace.
 class P2PPlan : public FlowPlan {
  public:
   P2PPlan(CollContext& ctx, P2PWorkspace& ws, bool sized) : ctx_(ctx), ws_(ws), sized_(sized) {

@@ -107,10 +107,10 @@ class RingAllReducePlan : public FlowPlan {
   // Out of place, the reduce-scatter's partial sums land in recvbuff, where
   // their reduce writes, not in staging: the reduce then reads and writes
   // lines the receive just brought into the cache, where from staging its
-  // stores first had to read the output's lines from memory (2-rank loopback,
-  // out of place, 12 alternating rounds: 1.11-1.19x faster at 1-16 MiB, within
-  // the noise at 32-64 MiB; in place is untouched, since there recvbuff still
-  // holds this rank's own input).
+  // stores first had to read the output's lines from memory (faster out of
+  // place at 1-16 MiB: docs/performance-history.md, "partial sums land in
+  // the output"; in place is untouched, since there recvbuff still holds this
+  // rank's own input).
   // Nothing else touches a segment's bytes between their receive and reduce.
   bool direct_ = false;
   RingOrder order_;

@@ -18,19 +18,17 @@
 //     rd: log2(N) hops of S/L each, reducing S/L; rhd: halving hops k =
 //     0..log2(N)-1 of S/L/2^(k+1), reducing as much, and doubling hops
 //     mirroring them. N not a power of two: a fold and an unfold of S/L.
-// The chunk is the segment a step moves, up to WEFT_CHUNK: measured here
-// (8 ranks on 2 cores), every extra chunk costs a wake-up worth far more than
-// the pipeline fill it saves; the textbook c = sqrt(segment o / b) with o a
-// few microseconds made 1-8 MiB allreduces 1.5x slower.
+// The chunk is the segment a step moves, up to WEFT_CHUNK: on oversubscribed
+// nodes every extra chunk costs a wake-up worth far more than the pipeline
+// fill it saves, so the textbook c = sqrt(segment o / b) loses to it.
 // L rings of the hierarchical form share each node link; TCP rarely splits a
 // link evenly, and each ring runs at its worst share along the ring, so the
-// shared link's term is scaled by kSharedLinkPenalty (measured: hier at
-// 32 MiB on 4x2 nodes took ~1.25x its ideal). The unevenness is congestion
-// control's, so it needs long flows: a step of a few tens of KiB leaves each
-// ring before the flows fight. The penalty grows with the step's bytes and is
-// paid in full from kSharedLinkFullBytes (measured on 4x2 nodes, 1 Gbit/s,
-// 200 us: hier at 0.5-1 MiB took 1.04-1.09x its ideal, and was faster than the
-// ring from 64 KiB to 512 KiB in two sweeps; a flat 1.25 picked the ring).
+// shared link's term is scaled by kSharedLinkPenalty (the factor measured
+// for hier on 4x2 emulated nodes). The unevenness is congestion control's, so
+// it needs long flows: a step of a few tens of KiB leaves each ring before the
+// flows fight. The penalty grows with the step's bytes and is paid in full
+// from kSharedLinkFullBytes; a flat penalty picked the ring where hier was
+// faster (docs/performance-history.md, "size-dependent hier penalty").
 #include "collectives/tuner.h"
 
 #include <algorithm>

@@ -1,9 +1,8 @@
 // Whether the ranks of a node outnumber the CPUs they may run on. Then a
 // waiting rank must give its core away at once: the peer it waits for may be
 // queued on that very core, and every microsecond spent spinning delays it
-// (4 ranks on 2 CPUs: an 8 B allreduce took 4-5.5 us with a 2 us spin, 2.1-2.5
-// without one). Open MPI makes the same switch (mpi_yield_when_idle) when it
-// knows a node is oversubscribed.
+// (small calls then take about twice as long). Open MPI makes the same switch (mpi_yield_when_idle)
+// when it knows a node is oversubscribed.
 //
 // A rank's CPUs are its thread's affinity mask, capped by its cgroup's CPU
 // quota (a container started with --cpus=2 still sees every host CPU in its

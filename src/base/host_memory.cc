@@ -65,7 +65,7 @@ weftResult_t hostAlloc(size_t bytes, void** ptr) {
   // Huge pages where the kernel gives them to shared memory (shmem_enabled
   // "advise"): fewer TLB misses when peers stream through the buffer.
   madvise(mem, rounded, MADV_HUGEPAGE);
-  // Map every page now: the first touch of a page costs 6-14 us on these VMs,
+  // Map every page now: the first touch of a page costs microseconds (more in a VM),
   // which a collective must not pay. Two parts to that cost, two steps:
   // the guest kernel's page fault, which one MADV_POPULATE_WRITE call spares
   // for all pages at once (Linux 5.14; it fails harmlessly before), and a

@@ -55,13 +55,9 @@ int Deadline::remainingMs(int capMs) const {
 // The yield window (WEFT_YIELD_US). Sleeping in poll() costs the waker an
 // interrupt to this core and, in a VM, the hypervisor's halt and wake-up;
 // yielding costs nothing when no one else wants the core, and lets a peer on
-// it run when one does. 150 us covers a 512 KiB chunk's arrival over loopback
-// (about 100 us here), so a large call's ranks stop sleeping between chunks:
-// 2-rank loopback allreduces of 32-64 MiB ran 1.06-1.12x faster out of place
-// than with 50 us, 4 ranks on 2 cores 1.02-1.25x at 1-64 MiB over shared
-// memory and 8 B-4 KiB 1.35-1.4x over TCP; nothing was slower by more than 2%
-// (docs/tuning.md, "Waiting"). An earlier, noisier VM showed no order between
-// 0, 50 and 500 us.
+// it run when one does. The default window covers a 512 KiB chunk's arrival
+// over loopback, so a large call's ranks stop sleeping between chunks
+// (measured against shorter windows: docs/tuning.md, "Waiting: spin, yield, sleep").
 Backoff::Backoff(int64_t spinUs, int64_t yieldUs) : spinUs_(spinUs), yieldUs_(yieldUs) {}
 
 Backoff::Step Backoff::next() {

@@ -51,8 +51,8 @@ constexpr size_t kDirectGatherReceiveMax = 128 << 10;
 // One node without shared memory (WEFT_SHM_DISABLE=1, or segments that could
 // not be mapped), auto mode: an allreduce past the one-round limit takes the
 // double binary tree up to 64 KiB when there are 3 or more ranks, then the
-// ring. Over loopback TCP, 4 ranks at 64 KiB: tree 80 us, ring 97, one round
-// 190; 8 ranks at 128 KiB the ring wins. The tuner's link model comes from a
+// ring (measured over loopback TCP at 4 and 8 ranks; at 8 ranks and 128 KiB
+// the ring wins). The tuner's link model comes from a
 // two-rank probe and does not see ranks queueing for cores, so it is not
 // asked here.
 constexpr size_t kSingleNodeTreeMax = 64 << 10;

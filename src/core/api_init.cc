@@ -36,7 +36,7 @@ weftResult_t randomSecret(uint8_t* out) {
 
 // Staging: one slot per stream for the ring, or nranks * WEFT_ONESHOT_MAX for the
 // one-round algorithm, whichever is larger. Touched now, so no collective ever
-// takes a first-touch page fault (~14 us per 4 KiB page on these VMs).
+// takes a first-touch page fault (microseconds per 4 KiB page, more in a VM).
 weftResult_t allocStaging(weftComm* c) {
   c->ctx.slotBytes = c->config.chunkBytes + 64;
   size_t ring = c->ctx.slotBytes * c->config.nstreams;

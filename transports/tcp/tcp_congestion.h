@@ -8,9 +8,8 @@
 // fq) at its estimate of a bottleneck that does not exist; CUBIC's slow-start
 // exit reads the receiver's scheduling delay as queueing. Reno does neither:
 // with no losses its window just grows, so only the receive window limits the
-// sender. With BBR as the system default, 2-rank loopback allreduces on Reno
-// ran 32-128 MiB 1.06-1.16x faster out of place and 1.14-1.47x in place, and
-// 1-8 MiB and small calls the same (docs/tuning.md, "Congestion control").
+// sender. With BBR as the system default, large loopback allreduces run
+// faster on Reno and nothing slower (docs/tuning.md, "TCP congestion control inside one host").
 // Connections between hosts keep the system's algorithm: there the network
 // may well need one.
 //

@@ -15,9 +15,9 @@
 // receiver's copy out of the socket and the sender's copy in take turns on the
 // socket's lock. With a 512 KiB chunk in 128 KiB pieces on two connections the
 // receiver copies one piece out while the sender copies the next in; the
-// bytes in flight stay one chunk (more spilled the CPU cache). Two-rank
-// allreduces of 1-64 MiB ran 1.06-1.32x faster; 256 KiB pieces (each chunk
-// on the lanes one after the other) lost the gain (docs/tuning.md). Over a
+// bytes in flight stay one chunk (more spilled the CPU cache). Larger pieces
+// (each chunk on the lanes one after the other) lose the gain (measured:
+// docs/tuning.md, "Lanes"). Over a
 // real network several connections also get past one flow's congestion
 // window, as NCCL's sockets per thread do.
 #pragma once

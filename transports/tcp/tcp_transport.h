@@ -7,12 +7,11 @@
 // Why connections per direction for bulk data: a sendmsg() holds its socket's lock
 // while it copies, and data arriving for that socket meanwhile waits in the
 // socket's backlog, so over one connection each rank's sends delayed its own
-// receives (2-rank loopback allreduce of 1-8 MiB ran 1.1-1.6x slower). Why
-// small calls stay on A: data one way only is answered by pure ACKs, which on
-// a shared connection ride on the reply; small calls over one connection per
-// direction took 1.3-1.7 us longer (of 4). Why not A for one bulk direction:
-// small calls leave A's ends in interactive (delayed-ACK) mode, and bulk data
-// on A ran 1 MiB calls 1.2x slower than on fresh connections. Point-to-point
+// receives. Why small calls stay on A: data one way only is answered by pure
+// ACKs, which on a shared connection ride on the reply. Why not A for one bulk
+// direction: small calls leave A's ends in interactive (delayed-ACK) mode,
+// which slows bulk data on A against fresh connections (docs/tuning.md, "TCP
+// connections: one shared, lanes per direction for large calls"). Point-to-point
 // calls and every call header stay on A, so ranks that disagree on a call's
 // size still meet on one byte stream and see the mismatch.
 // WEFT_SOCKET_PER_DIRECTION=0 opens A only.
