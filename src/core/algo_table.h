@@ -1,5 +1,6 @@
 // The selection table: every algorithm a host collective can run with, as a
-// row {algorithm, kinds, applies, cost, run}, in one place (algo_table.cc).
+// row {algorithm, kinds, applies}, in one place (algo_table.cc); the tuner
+// costs the modelled rows, and runSelected runs the row picked.
 //
 // Selection: across nodes, an allreduce or allgather is modelled (the tuner
 // predicts every row's time from the measured links): the rows that apply
