@@ -35,6 +35,19 @@ const char* opName(uint8_t op) {
 
 }  // namespace
 
+// Two threads took turns on the communicator in different orders on two
+// ranks: the calls paired here were issued by different threads' code.
+static weftResult_t threadOrderMismatch(CallCheck& check, int peer, const CallHeader& theirs) {
+  check.mismatch = true;
+  return setError(weftInvalidUsage,
+                  "collective mismatch: %s was issued after the calling thread changed %u times "
+                  "(mod 256) on rank %d and %u times on this rank (%d): threads call this "
+                  "communicator in a different order on different ranks (docs/api.md, Threads; "
+                  "WEFT_CHECK_THREADS=0 turns this check off)",
+                  describeHeader(check.mine).c_str(), theirs.turn, peer, check.mine.turn,
+                  check.rank);
+}
+
 std::string describeHeader(const CallHeader& h) {
   char buf[160];
   int len = snprintf(buf, sizeof(buf), "%s #%u (%llu x %s", kindName(h.kind), h.seq,
@@ -59,6 +72,8 @@ weftResult_t compareCall(CallCheck& check, int peer, const CallHeader& theirs) {
   if (theirs.seq != mine.seq)
     snprintf(what, sizeof(what), "it is at collective #%u, this rank at #%u (a call was skipped)",
              theirs.seq, mine.seq);
+  else if (theirs.turn != mine.turn)
+    return threadOrderMismatch(check, peer, theirs);
   else if (theirs.kind != mine.kind)
     snprintf(what, sizeof(what), "the collectives differ (%s vs %s)", kindName(theirs.kind),
              kindName(mine.kind));

@@ -24,7 +24,7 @@ struct CallHeader {
   uint8_t kind = 0;    // CollKind
   uint8_t datatype = 0;
   uint8_t op = 0;
-  uint8_t pad = 0;
+  uint8_t turn = 0;  // times the calling thread changed before this call, mod 256
   int32_t root = 0;
   uint32_t seq = 0;  // collectives this rank has put on the wire, this one included
   uint64_t count = 0;

@@ -91,6 +91,11 @@ const ConfigVar kConfigVars[] = {
      "1: each collective carries a 24-byte header, so ranks that disagree on the collective, "
      "count, datatype, op or root fail with weftInvalidUsage, and each weftSend a 64-byte "
      "one that its weftRecv checks (count, datatype); 0 (on every rank) saves their cost."},
+    {"WEFT_CHECK_THREADS", "1",
+     "1: collective headers also carry how many times the calling thread changed, so threads "
+     "that take turns on a communicator in a different order on different ranks fail with "
+     "weftInvalidUsage; 0 (on every rank) for programs whose calls come from a pool of "
+     "threads in an order that every rank shares."},
     {"WEFT_SHM_DISABLE", "0",
      "1: ranks on one node talk over the network transports, not shared memory."},
     {"WEFT_SHM_MAP", "1",
@@ -181,6 +186,7 @@ const std::vector<JobWideVar>& jobWideVars() {
       {"WEFT_TUNE_SHM", false},
       {"WEFT_ONESHOT_MAX", false},
       {"WEFT_CHECK_CALLS", false},
+      {"WEFT_CHECK_THREADS", false},
       {"WEFT_SHM_DISABLE", false},
       {"WEFT_SHM_MAP", false},
       {"WEFT_SHM_FIFO", true},  // unset, it is fitted to the node

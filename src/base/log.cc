@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -110,18 +111,82 @@ bool logEnabled(LogLevel level, unsigned subsys) {
   return level <= s.level && (s.subsys & subsys) != 0;
 }
 
-void logPrint(LogLevel level, unsigned subsys, const char* fmt, ...) {
+namespace {
+
+void printLine(LogLevel level, unsigned subsys, const char* msg) {
   LogState& s = state();
-  char msg[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof(msg), fmt, ap);
-  va_end(ap);
   long tid = syscall(SYS_gettid);
   // One fprintf per line so that lines of concurrent threads do not interleave.
   fprintf(s.out, "%s:%d:%ld [%d] WEFT %s %s %s\n", s.host, getpid(), tid, tlsRank, levelName(level),
           subsysName(subsys), msg);
   fflush(s.out);
+}
+
+std::mutex budgetMu;
+LogBudget* heldList = nullptr;  // places with lines held back, for the count at exit
+
+double nowSec() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Counts of lines still held back when the process ends.
+struct HeldAtExit {
+  ~HeldAtExit() {
+    std::lock_guard<std::mutex> lock(budgetMu);
+    for (LogBudget* b = heldList; b != nullptr; b = b->nextHeld)
+      if (b->held > 0) {
+        char msg[160];
+        snprintf(msg, sizeof(msg), "%llu more warning(s) like an earlier one were not shown",
+                 static_cast<unsigned long long>(b->held));
+        printLine(LogLevel::kWarn, b->subsys, msg);
+        b->held = 0;
+      }
+  }
+} heldAtExit;
+
+}  // namespace
+
+void logPrint(LogLevel level, unsigned subsys, const char* fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  printLine(level, subsys, msg);
+}
+
+void logWarnLimited(LogBudget* budget, unsigned subsys, const char* fmt, ...) {
+  uint64_t held = 0;
+  {
+    std::lock_guard<std::mutex> lock(budgetMu);
+    const double now = nowSec();
+    if (budget->shown == 0 || now - budget->windowStart >= kWarnWindowSec) {
+      budget->windowStart = now;
+      budget->shown = 0;
+    }
+    if (budget->shown >= kWarnBurst) {
+      ++budget->held;
+      budget->subsys = subsys;
+      if (!budget->listed) {
+        budget->listed = true;
+        budget->nextHeld = heldList;
+        heldList = budget;
+      }
+      return;
+    }
+    ++budget->shown;
+    held = budget->held;
+    budget->held = 0;
+  }
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  if (held > 0 && n >= 0 && static_cast<size_t>(n) < sizeof(msg))
+    snprintf(msg + n, sizeof(msg) - n, " (and %llu more like it since the last one shown)",
+             static_cast<unsigned long long>(held));
+  printLine(LogLevel::kWarn, subsys, msg);
 }
 
 }  // namespace weft

@@ -2,6 +2,8 @@
 // One line per event: "host:pid:tid [rank] WEFT LEVEL SUBSYS message".
 #pragma once
 
+#include <cstdint>
+
 namespace weft {
 
 enum class LogLevel { kNone = 0, kWarn = 1, kInfo = 2, kTrace = 3 };
@@ -19,6 +21,24 @@ void logPrint(LogLevel level, unsigned subsys, const char* fmt, ...)
 // The rank shown in this thread's log lines (-1 = unknown).
 void logSetRank(int rank);
 
+// The warnings of one place in the code (one WEFT_WARN): a stream of bad
+// connections or a failing peer must not flood the log, so each place shows
+// at most kWarnBurst lines per kWarnWindowSec; the lines it holds back are
+// counted, and the count is shown with its next line, or at exit.
+// Zero-initialised and guarded by the log's lock.
+struct LogBudget {
+  double windowStart;
+  uint32_t shown;
+  uint64_t held;
+  unsigned subsys;
+  bool listed;  // in the list of places that held lines back
+  LogBudget* nextHeld;
+};
+constexpr uint32_t kWarnBurst = 5;
+constexpr double kWarnWindowSec = 30.0;
+void logWarnLimited(LogBudget* budget, unsigned subsys, const char* fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 }  // namespace weft
 
 #define WEFT_LOG_AT(level, subsys, ...)                           \
@@ -26,6 +46,11 @@ void logSetRank(int rank);
     if (::weft::logEnabled(level, ::weft::kLog##subsys))          \
       ::weft::logPrint(level, ::weft::kLog##subsys, __VA_ARGS__); \
   } while (0)
-#define WEFT_WARN(subsys, ...) WEFT_LOG_AT(::weft::LogLevel::kWarn, subsys, __VA_ARGS__)
+#define WEFT_WARN(subsys, ...)                                                     \
+  do {                                                                             \
+    static ::weft::LogBudget weftWarnBudget_;                                      \
+    if (::weft::logEnabled(::weft::LogLevel::kWarn, ::weft::kLog##subsys))         \
+      ::weft::logWarnLimited(&weftWarnBudget_, ::weft::kLog##subsys, __VA_ARGS__); \
+  } while (0)
 #define WEFT_INFO(subsys, ...) WEFT_LOG_AT(::weft::LogLevel::kInfo, subsys, __VA_ARGS__)
 #define WEFT_TRACE(subsys, ...) WEFT_LOG_AT(::weft::LogLevel::kTrace, subsys, __VA_ARGS__)

@@ -8,13 +8,16 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/config.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "bootstrap/hello_gate.h"
+#include "bootstrap/peer_user.h"
 
 namespace weft {
 
 Bootstrap::~Bootstrap() {
+  finishInit(false, "the communicator was destroyed during initialisation");
   gate_.reset();  // closes the connections still owing a Hello
   closeFd(&ringNext_);
   closeFd(&ringPrev_);
@@ -34,12 +37,15 @@ std::string Bootstrap::peerName(int r) const {
 }
 
 weftResult_t Bootstrap::init(const UniqueIdBody& id, int rank, int nranks,
-                             const std::atomic<bool>* abortFlag) {
+                             std::atomic<bool>* abortFlag) {
   rank_ = rank;
   nranks_ = nranks;
   abort_ = abortFlag;
+  raise_ = abortFlag;
   std::memcpy(secret_, id.secret, kSecretBytes);
+  sameUserOnly_ = (id.flags & kIdSameUserOnly) != 0;
   WEFT_CHECK(rendezvous(id));
+  watch_ = std::thread([this] { watchRoot(); });
   if (nranks_ == 1) return weftSuccess;
   // The ring: connect forward first (it completes against the backlog), then accept.
   WEFT_CHECK(connectPeer((rank_ + 1) % nranks_, kTagRing, &ringNext_));
@@ -49,10 +55,16 @@ weftResult_t Bootstrap::init(const UniqueIdBody& id, int rank, int nranks,
 
 weftResult_t Bootstrap::rendezvous(const UniqueIdBody& id) {
   SockAddr root = fromWire(id.root);
+  rootName_ = root.str();
   // Listen on the interface we would use to reach the root's network.
   SockAddr local;
   std::string ifname;
-  WEFT_CHECK(pickInterface(&local, &ifname));
+  if (sameUserOnly_ && isLoopback(root) && !configIsSet("WEFT_SOCKET_IFNAME")) {
+    local = root;  // a loopback-only job (kIdSameUserOnly): no listener on the network
+    ifname = "loopback, as the root";
+  } else {
+    WEFT_CHECK(pickInterface(&local, &ifname));
+  }
   local.setPort(0);
   SockAddr bound;
   WEFT_CHECK(listenOn(local, &listenFd_, &bound));
@@ -90,7 +102,10 @@ weftResult_t Bootstrap::rendezvous(const UniqueIdBody& id) {
   std::vector<WireAddr> table(nranks_);
   if (r == weftSuccess)
     r = recvAll(fd, table.data(), rep.bytes, replyDeadline, abort_, "the rendezvous root");
-  close(fd);
+  if (r == weftSuccess)
+    rootFd_ = fd;  // watched until finishInit
+  else
+    close(fd);
   if (r != weftSuccess) {
     return setError(r, "rank %d: rendezvous with root %s failed: %s", rank_, root.str().c_str(),
                     lastError().c_str());
@@ -98,6 +113,64 @@ weftResult_t Bootstrap::rendezvous(const UniqueIdBody& id) {
   addrs_.resize(nranks_);
   for (int i = 0; i < nranks_; ++i) addrs_[i] = fromWire(table[i]);
   return weftSuccess;
+}
+
+void Bootstrap::watchRoot() {
+  std::string sentence;
+  while (!stopWatch_.load()) {
+    pollfd p{rootFd_, POLLIN, 0};
+    if (poll(&p, 1, 100) <= 0) continue;
+    RootReply rep{};
+    const Deadline d = Deadline::after(1.0);
+    if (recvAll(rootFd_, &rep, sizeof(rep), d, nullptr, "the rendezvous root") != weftSuccess) {
+      sentence = "the rendezvous root at " + rootName_ +
+                 " closed its connection during initialisation: the process that serves it "
+                 "(rank 0, or the one that created the unique id) died";
+    } else if (rep.status == kRootStopWatching) {
+      return;
+    } else {
+      sentence.assign(std::min(rep.bytes, kMaxNoticeBytes), '\0');
+      if (recvAll(rootFd_, &sentence[0], sentence.size(), d, nullptr, "the rendezvous root") !=
+          weftSuccess)
+        sentence = "the rendezvous root reported a failure it could not finish sending";
+    }
+    break;
+  }
+  if (sentence.empty()) return;
+  {
+    std::lock_guard<std::mutex> lock(noticeMu_);
+    notice_ = sentence;
+  }
+  noticeCv_.notify_all();
+  WEFT_INFO(BOOTSTRAP, "rank %d: %s", rank_, sentence.c_str());
+  if (raise_ != nullptr) raise_->store(true);
+  shutdownAll();
+}
+
+bool Bootstrap::peerFailure(int waitMs, std::string* sentence) {
+  std::unique_lock<std::mutex> lock(noticeMu_);
+  if (waitMs > 0)
+    noticeCv_.wait_for(lock, std::chrono::milliseconds(waitMs), [&] { return !notice_.empty(); });
+  if (notice_.empty()) return false;
+  *sentence = notice_;
+  return true;
+}
+
+void Bootstrap::stopWatch() {
+  stopWatch_.store(true);
+  if (watch_.joinable()) watch_.join();
+}
+
+void Bootstrap::finishInit(bool ok, const std::string& why) {
+  stopWatch();
+  if (rootFd_ < 0) return;
+  InitReport rep{ok ? 0 : 1, 0};
+  const std::string text = why.substr(0, kMaxNoticeBytes);
+  if (!ok) rep.bytes = static_cast<uint32_t>(text.size());
+  const Deadline d = Deadline::after(1.0);
+  if (sendAll(rootFd_, &rep, sizeof(rep), d, nullptr, "the rendezvous root") == weftSuccess && !ok)
+    sendAll(rootFd_, text.data(), text.size(), d, nullptr, "the rendezvous root");
+  closeFd(&rootFd_);
 }
 
 weftResult_t Bootstrap::connectPeer(int peer, uint32_t tag, int* fd) {
@@ -142,6 +215,11 @@ weftResult_t Bootstrap::acceptPeer(int peer, uint32_t tag, int* fd) {
       if (!helloValid(h, kHelloPeer, secret_) || h.nranks != nranks_ || h.rank < 0 ||
           h.rank >= nranks_) {
         WEFT_WARN(BOOTSTRAP, "rank %d dropped a connection without this job's secret", rank_);
+        close(s);
+        continue;
+      }
+      if (sameUserOnly_ && !peerIsSameUser(s)) {
+        WEFT_WARN(BOOTSTRAP, "rank %d dropped a connection from another user", rank_);
         close(s);
         continue;
       }

@@ -6,10 +6,13 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -26,9 +29,20 @@ class Bootstrap {
   Bootstrap(const Bootstrap&) = delete;
   Bootstrap& operator=(const Bootstrap&) = delete;
 
-  // Rendezvous through the root named in `id`.
-  weftResult_t init(const UniqueIdBody& id, int rank, int nranks,
-                    const std::atomic<bool>* abortFlag);
+  // Rendezvous through the root named in `id`. Until finishInit, a thread
+  // watches the root's connection: when the root reports that another rank
+  // died or failed its init (or the root's own process died), it records the
+  // sentence, sets *abortFlag and wakes every wait of this bootstrap, so the
+  // caller's init fails within a poll period instead of after WEFT_TIMEOUT.
+  weftResult_t init(const UniqueIdBody& id, int rank, int nranks, std::atomic<bool>* abortFlag);
+  // Ends the watch (before peerFailure is read for the last time).
+  void stopWatch();
+  // Tells the root this rank's init succeeded or, with `why`, failed (the
+  // root passes that on to ranks still initialising); stops the watch first.
+  void finishInit(bool ok, const std::string& why);
+  // The root's sentence about another rank's death or failure, if one came
+  // (waits up to `waitMs` for it: a cascade may reach this rank first).
+  bool peerFailure(int waitMs, std::string* sentence);
 
   // Every rank contributes `bytes` at data + rank*bytes; on return all slots are filled.
   weftResult_t allgather(void* data, size_t bytes);
@@ -50,10 +64,12 @@ class Bootstrap {
 
  private:
   weftResult_t rendezvous(const UniqueIdBody& id);
+  void watchRoot();
 
   int rank_ = -1;
   int nranks_ = 0;
   uint8_t secret_[kSecretBytes] = {};
+  bool sameUserOnly_ = false;  // kIdSameUserOnly
   const std::atomic<bool>* abort_ = nullptr;
   int listenFd_ = -1;
   int ringNext_ = -1;  // bootstrap ring: send to rank+1, receive from rank-1
@@ -61,6 +77,16 @@ class Bootstrap {
   std::vector<SockAddr> addrs_;
   std::map<std::pair<int, uint32_t>, int> stash_;  // accepted but not yet claimed
   std::unique_ptr<HelloGate> gate_;                // connections still owing their Hello
+
+  // The watch of the root's connection during init (see init).
+  int rootFd_ = -1;
+  std::string rootName_;
+  std::atomic<bool>* raise_ = nullptr;
+  std::thread watch_;
+  std::atomic<bool> stopWatch_{false};
+  std::mutex noticeMu_;
+  std::condition_variable noticeCv_;
+  std::string notice_;  // guarded by noticeMu_
 };
 
 // Tags of bootstrap connections (transports add their own above kTagTransportBase).

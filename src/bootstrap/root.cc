@@ -1,7 +1,12 @@
 // Rendezvous root server (see root.h).
 #include "bootstrap/root.h"
 
+#include <poll.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
 
 #include <cstring>
 #include <memory>
@@ -12,9 +17,31 @@
 #include "base/fd_limit.h"
 #include "base/log.h"
 #include "bootstrap/hello_gate.h"
+#include "bootstrap/peer_user.h"
 
 namespace weft {
 namespace {
+
+// How long a failed rendezvous still answers ranks whose Hello is on its way
+// (in the listen backlog or half read), so that they hear why, not a reset.
+constexpr double kLateHelloSec = 0.2;
+
+// Broadcasts of a failure in progress. The root may live in a rank's process,
+// and that rank fails (and may exit) as soon as its own copy arrives: exit
+// waits, briefly, until the other ranks have theirs.
+std::atomic<int> broadcasting{0};
+struct ExitDrain {
+  ~ExitDrain() {
+    for (int i = 0; i < 200 && broadcasting.load() > 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+} exitDrain;
+
+class BroadcastScope {
+ public:
+  BroadcastScope() { broadcasting.fetch_add(1); }
+  ~BroadcastScope() { broadcasting.fetch_sub(1); }
+};
 
 struct Arrival {
   int fd = -1;
@@ -23,11 +50,12 @@ struct Arrival {
 
 class RootJob {
  public:
-  RootJob(int listenFd, const uint8_t* secret, Deadline deadline)
-      : listenFd_(listenFd), deadline_(deadline) {
+  RootJob(int listenFd, const uint8_t* secret, bool sameUserOnly, Deadline deadline)
+      : listenFd_(listenFd), deadline_(deadline), sameUserOnly_(sameUserOnly) {
     std::memcpy(secret_, secret, kSecretBytes);
   }
   ~RootJob() {
+    gate_.reset();
     for (Arrival& a : arrivals_) closeFd(&a.fd);
     closeFd(&listenFd_);
   }
@@ -40,22 +68,38 @@ class RootJob {
   // Accepts and reads Hellos from many connections at once (poll), so that
   // silent strangers cost nothing but their own 5 s slot.
   void gather();
+  // The sentence for an arrived rank whose connection closed, or "".
+  std::string arrivedRankDied();
   void reply(int fd, int32_t status, const std::string& text, const std::vector<WireAddr>& table);
   void failAll(const std::string& text);
+  // After the table: waits for every rank's InitReport and tells the others
+  // at once when a rank dies (its connection closes) or reports a failure.
+  void watchInit();
+  // Reads rank r's InitReport; "" when it is ready, else the sentence for the others.
+  std::string readReport(int r);
 
   int listenFd_;
   Deadline deadline_;  // computed by the starting thread: no config reads at exit time
+  bool sameUserOnly_;
   uint8_t secret_[kSecretBytes];
   int nranks_ = -1;
   size_t openAtStart_ = 0;  // descriptors open before the first connection
   int arrived_ = 0;
   std::vector<Arrival> arrivals_;
-  std::string conflict_;  // first inconsistency seen (nranks mismatch, duplicate rank)
+  std::string conflict_;             // first inconsistency seen (nranks mismatch, duplicate rank)
+  std::unique_ptr<HelloGate> gate_;  // connections still owing their Hello
 };
 
 bool RootJob::admit(int fd, const Hello& h) {
   if (!helloValid(h, kHelloRoot, secret_)) {
     WEFT_WARN(BOOTSTRAP, "root: dropped a connection without this job's secret");
+    close(fd);
+    return false;
+  }
+  if (sameUserOnly_ && !peerIsSameUser(fd)) {
+    WEFT_WARN(BOOTSTRAP,
+              "root: dropped a connection from another user (this job's secret comes from its "
+              "address; WEFT_SECRET would make it its own)");
     close(fd);
     return false;
   }
@@ -97,7 +141,8 @@ bool RootJob::admit(int fd, const Hello& h) {
 
 void RootJob::gather() {
   openAtStart_ = openFdCount();  // before any rank's connection
-  HelloGate gate(listenFd_);
+  gate_ = std::make_unique<HelloGate>(listenFd_);
+  HelloGate& gate = *gate_;
   std::vector<std::pair<int, Hello>> ready;
   while ((nranks_ < 0 || arrived_ < nranks_) && (conflict_.empty() || nranks_ <= 0)) {
     if (deadline_.expired()) break;
@@ -107,7 +152,19 @@ void RootJob::gather() {
       break;
     }
     for (const auto& [fd, hello] : ready) admit(fd, hello);
+    if (conflict_.empty()) conflict_ = arrivedRankDied();
   }
+}
+
+std::string RootJob::arrivedRankDied() {
+  // An arrived rank sends nothing until the table: readable means closed.
+  for (int r = 0; r < nranks_; ++r) {
+    pollfd p{arrivals_[r].fd, POLLIN, 0};
+    if (p.fd >= 0 && poll(&p, 1, 0) > 0)
+      return "rank " + std::to_string(r) + " (" + fromWire(arrivals_[r].listen).str() +
+             ") died before every rank arrived";
+  }
+  return "";
 }
 
 void RootJob::reply(int fd, int32_t status, const std::string& text,
@@ -124,9 +181,20 @@ void RootJob::reply(int fd, int32_t status, const std::string& text,
 }
 
 void RootJob::failAll(const std::string& text) {
+  BroadcastScope scope;
   WEFT_WARN(BOOTSTRAP, "root: %s", text.c_str());
   for (Arrival& a : arrivals_) {
     if (a.fd >= 0) reply(a.fd, 1, text, {});
+  }
+  const Deadline late = Deadline::after(kLateHelloSec);
+  std::vector<std::pair<int, Hello>> ready;
+  while (gate_ && !late.expired()) {
+    ready.clear();
+    if (gate_->poll(late.remainingMs(50), &ready) != weftSuccess) break;
+    for (const auto& [fd, hello] : ready) {
+      if (helloValid(hello, kHelloRoot, secret_)) reply(fd, 1, text, {});
+      close(fd);
+    }
   }
 }
 
@@ -155,14 +223,71 @@ void RootJob::run() {
   for (int r = 0; r < nranks_; ++r) table[r] = arrivals_[r].listen;
   for (Arrival& a : arrivals_) reply(a.fd, 0, "", table);
   WEFT_INFO(BOOTSTRAP, "root: %d ranks rendezvoused", nranks_);
+  watchInit();
+}
+
+std::string RootJob::readReport(int r) {
+  // The ready path allocates nothing: it may run while the ranks' first
+  // calls do, which must not allocate (tests/unit/hot_path_alloc_test.cc).
+  InitReport rep{};
+  const Deadline d = Deadline::after(1.0);
+  bool read = recvAll(arrivals_[r].fd, &rep, sizeof(rep), d, nullptr, "a rank") == weftSuccess;
+  if (read && rep.status == 0) return "";
+  std::string text;
+  if (read) {
+    text.assign(std::min(rep.bytes, kMaxNoticeBytes), '\0');
+    read = recvAll(arrivals_[r].fd, &text[0], text.size(), d, nullptr, "a rank") == weftSuccess;
+  }
+  const std::string who =
+      "rank " + std::to_string(r) + " (" + fromWire(arrivals_[r].listen).str() + ")";
+  if (!read)
+    return who +
+           " died during initialisation (its connection to the rendezvous root closed before it "
+           "finished)";
+  return who + " failed its initialisation: " + text;
+}
+
+void RootJob::watchInit() {
+  // Init after the rendezvous is a series of steps each bounded by
+  // WEFT_TIMEOUT; watching for a few of them covers every slow but live job.
+  const Deadline until = Deadline::after(4 * deadline_.seconds());
+  std::vector<pollfd> fds;
+  for (;;) {
+    fds.clear();
+    for (const Arrival& a : arrivals_)
+      if (a.fd >= 0) fds.push_back({a.fd, POLLIN, 0});
+    if (fds.empty()) return;  // every rank finished
+    if (until.expired()) break;
+    if (poll(fds.data(), fds.size(), until.remainingMs(1000)) < 0 && errno != EINTR) break;
+    for (const pollfd& p : fds) {
+      if (p.revents == 0) continue;
+      int r = 0;
+      while (arrivals_[r].fd != p.fd) ++r;
+      std::string failure = readReport(r);
+      closeFd(&arrivals_[r].fd);
+      if (failure.empty()) continue;
+      BroadcastScope scope;
+      // A death is logged nowhere else; a failure, by the rank that failed.
+      if (failure.find(" died during") != std::string::npos)
+        WEFT_WARN(BOOTSTRAP, "root: %s", failure.c_str());
+      else
+        WEFT_INFO(BOOTSTRAP, "root: %s", failure.c_str());
+      for (Arrival& a : arrivals_)
+        if (a.fd >= 0) reply(a.fd, kRootPeerFailed, failure, {});
+      return;  // the destructor closes the others
+    }
+  }
+  for (Arrival& a : arrivals_)
+    if (a.fd >= 0) reply(a.fd, kRootStopWatching, "", {});
 }
 
 }  // namespace
 
-weftResult_t RootServer::start(const SockAddr& bindAddr, const uint8_t* secret, SockAddr* bound) {
+weftResult_t RootServer::start(const SockAddr& bindAddr, const uint8_t* secret, bool sameUserOnly,
+                               SockAddr* bound) {
   int fd = -1;
   WEFT_CHECK(listenOn(bindAddr, &fd, bound));
-  auto job = std::make_shared<RootJob>(fd, secret, Deadline::fromConfig());
+  auto job = std::make_shared<RootJob>(fd, secret, sameUserOnly, Deadline::fromConfig());
   std::thread([job] { job->run(); }).detach();
   return weftSuccess;
 }

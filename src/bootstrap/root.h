@@ -17,7 +17,9 @@ class RootServer {
  public:
   // Listens on `bindAddr` (port 0 = any) and serves from a detached thread,
   // which owns itself and exits once the job rendezvoused or timed out.
-  static weftResult_t start(const SockAddr& bindAddr, const uint8_t* secret, SockAddr* bound);
+  // With `sameUserOnly`, it admits only this user's loopback connections.
+  static weftResult_t start(const SockAddr& bindAddr, const uint8_t* secret, bool sameUserOnly,
+                            SockAddr* bound);
 };
 
 }  // namespace weft

@@ -12,7 +12,7 @@
 namespace weft {
 
 constexpr uint32_t kWireMagic = 0x54464557;  // "WEFT"
-constexpr uint16_t kWireVersion = 2;
+constexpr uint16_t kWireVersion = 3;
 constexpr size_t kSecretBytes = 32;
 constexpr int kMaxRanks = 1 << 20;  // bounds every size we read from a peer
 
@@ -31,12 +31,16 @@ SockAddr fromWire(const WireAddr& w);
 struct UniqueIdBody {
   uint32_t magic;
   uint16_t version;
-  uint16_t reserved;
+  uint16_t flags;  // kIdSameUserOnly
   WireAddr root;
   uint8_t secret[kSecretBytes];
   uint64_t checksum;  // FNV-1a of the bytes before it: catches truncated or edited ids
 };
 static_assert(sizeof(UniqueIdBody) <= 128, "must fit weftUniqueId");
+// The secret is derived from the job's address and size, which anyone may
+// know: the job runs on loopback and admits only this user's connections
+// (bootstrap/peer_user.h).
+constexpr uint16_t kIdSameUserOnly = 1;
 
 uint64_t fnv1a(const void* data, size_t bytes);
 // Fills `body` from the 128 opaque bytes; false (and a reason) when invalid.
@@ -75,5 +79,22 @@ struct RootReply {
 // table, else why it cannot be used (the error text that follows when status
 // != 0 is bounded by the reader to 4096 bytes).
 std::string rootReplyProblem(const RootReply& rep, int nranks);
+
+// The root's connection to each rank stays open until that rank's
+// initialisation ends, so that a rank dying between the rendezvous and the
+// end of init fails the others at once instead of after WEFT_TIMEOUT:
+//  - rank -> root: one InitReport (status 0 = ready, else `bytes` of text
+//    saying why its init failed), then the rank closes;
+//  - root -> rank: a RootReply with status kRootPeerFailed and the sentence
+//    naming the rank that died or failed, or kRootStopWatching when the root
+//    gives up watching (it never fails a rank for being slow).
+// A connection that closes without its record is a process that died.
+struct InitReport {
+  int32_t status;
+  uint32_t bytes;
+};
+constexpr int32_t kRootPeerFailed = 2;
+constexpr int32_t kRootStopWatching = 3;
+constexpr uint32_t kMaxNoticeBytes = 1024;  // bounds the text either side reads
 
 }  // namespace weft

@@ -164,7 +164,11 @@ weftResult_t setUpLocalCopy(weftComm* c) {
   return weftSuccess;
 }
 
-weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank) {
+// How long a failed init waits for the root's word on another rank: the
+// root learns of a death at once, a cascade takes a few poll periods.
+constexpr int kNoticeWaitMs = 300;
+
+weftResult_t initSteps(weftComm* c, int nranks, const UniqueIdBody& id, int rank) {
   c->rank = rank;
   c->nranks = nranks;
   c->ownerPid = getpid();
@@ -204,6 +208,32 @@ weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank)
   return weftSuccess;
 }
 
+// Init, and its end reported to the rendezvous root. A failure caused by
+// another rank's death or failure (the root's notice; a cascade of closed
+// connections may arrive first) is reported with the root's sentence, which
+// names the rank where it began.
+weftResult_t initComm(weftComm* c, int nranks, const UniqueIdBody& id, int rank) {
+  weftResult_t r = initSteps(c, nranks, id, rank);
+  if (!c->bootstrap) return r;
+  std::string notice;
+  // Only a failure that can follow from another rank's: a broken or silent
+  // connection, or the abort the watch raised. A rank's own refusal (a knob
+  // that differs, no memory) keeps its own code and sentence.
+  const bool consequence = r == weftRemoteError || r == weftTimeout || c->aborted.load();
+  if (r != weftSuccess && consequence && c->bootstrap->peerFailure(kNoticeWaitMs, &notice))
+    r = setError(weftRemoteError, "%s (this rank stopped at: %s)", notice.c_str(),
+                 lastError().c_str());
+  // A notice that came as this rank finished: the dead rank passed the last
+  // barrier but the job cannot run without it (and the watch raised abort).
+  c->bootstrap->stopWatch();
+  if (r == weftSuccess && c->bootstrap->peerFailure(0, &notice))
+    r = setError(weftRemoteError, "%s", notice.c_str());
+  const std::string sentence = r == weftSuccess ? "" : lastError();
+  c->bootstrap->finishInit(r == weftSuccess, sentence);  // its own send errors do not count
+  if (r != weftSuccess) setErrorString(r, sentence);
+  return r;
+}
+
 }  // namespace
 
 extern "C" weftResult_t weftGetUniqueId(weftUniqueId* uniqueId) {
@@ -219,7 +249,7 @@ extern "C" weftResult_t weftGetUniqueId(weftUniqueId* uniqueId) {
   WEFT_CHECK(pickInterface(&addr, &ifname));
   addr.setPort(0);
   SockAddr bound;
-  WEFT_CHECK(RootServer::start(addr, body.secret, &bound));
+  WEFT_CHECK(RootServer::start(addr, body.secret, false, &bound));
   body.root = toWire(bound);
   packUniqueId(body, uniqueId->internal);
   WEFT_INFO(BOOTSTRAP, "unique id: root at %s (%s)", bound.str().c_str(), ifname.c_str());

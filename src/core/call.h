@@ -31,6 +31,7 @@ struct Call {
   CollArgs args;  // count is per rank as the API defines it; args.root for rooted kinds
   int peer = -1;  // send / recv
   uint64_t seq = 0;
+  uint8_t turn = 0;               // the communicator's thread turn when it was issued (comm.h)
   weftStream_t stream = nullptr;  // the caller's cudaStream_t (device/stream_call.h), or host
   // What checkCallBuffers found for the buffers of buffersOf(call) on this
   // rank, in that order (device/staging_plan.h), so that a call on a stream

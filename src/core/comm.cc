@@ -271,6 +271,7 @@ weftResult_t readCommConfig(CommConfig* cfg) {
   cfg->chunkBytes = static_cast<size_t>(v);
   cfg->chunkForced = configIsSet("WEFT_CHUNK");
   cfg->checkCalls = configString("WEFT_CHECK_CALLS") != "0";
+  cfg->checkThreads = configString("WEFT_CHECK_THREADS") != "0";
   WEFT_CHECK(readSocketConfig(cfg));
   WEFT_CHECK(readWaitConfig(cfg));
   WEFT_CHECK(readShmAndIbConfig(cfg));

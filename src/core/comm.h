@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "base/call_header.h"
 #include "base/config.h"
@@ -52,8 +53,9 @@ struct CommConfig {
   bool spinAuto = true;
   int64_t yieldUs = static_cast<int64_t>(configDefaultNumber("WEFT_YIELD_US"));
   bool shmEnabled = true;
-  bool shmMap = true;      // WEFT_SHM_MAP
-  bool checkCalls = true;  // WEFT_CHECK_CALLS: collective-mismatch headers
+  bool shmMap = true;        // WEFT_SHM_MAP
+  bool checkCalls = true;    // WEFT_CHECK_CALLS: collective-mismatch headers
+  bool checkThreads = true;  // WEFT_CHECK_THREADS: headers carry the thread turn
   size_t shmFifoBytes = 2 << 20;
   bool shmFifoSet = false;  // WEFT_SHM_FIFO given: used as is, not fitted to the node
   bool ibEnabled = true;
@@ -117,7 +119,7 @@ struct weftComm {
   // checks every rank makes the same one (base/call_header.h).
   uint32_t collSeq = 0;
   weft::CallCheck check;
-  uint32_t shrinks = 0;  // weftCommShrink calls: each uses its own bootstrap tag
+  uint32_t createCalls = 0;  // split/shrink calls so far (core/create_vote.h)
   // API calls inside the communicator right now; abort waits for them to leave
   // before freeing it (they leave quickly once `aborted` is set).
   std::atomic<int> activeCalls{0};
@@ -133,6 +135,12 @@ struct weftComm {
   std::recursive_mutex callerMu;
   std::atomic<const char*> callerFn{nullptr};  // nullptr: no call owns it
   int callerDepth = 0;
+  // The thread of the last call and how many times that thread changed
+  // (mod 256): call headers carry the count, so ranks whose threads took
+  // turns in different orders fail instead of pairing different calls.
+  // Touched only under callerMu (by the caller of submit).
+  std::thread::id lastCaller;
+  uint8_t threadTurns = 0;
 
   // The first failure that broke the communicator (peer gone, timeout); once
   // set, every later call fails with it. Guarded by failMu.

@@ -44,6 +44,7 @@ void armCallCheck(weftComm* comm, const Call& call) {
   h.op = static_cast<uint8_t>(call.args.op);
   h.root = call.args.root;
   h.seq = ++comm->collSeq;
+  h.turn = comm->config.checkThreads ? call.turn : 0;
   h.count = call.args.count;
   comm->check.pending = true;
 }

@@ -1,12 +1,15 @@
 // Launch detection from the environment (see launch_env.h).
 #include "core/launch_env.h"
 
+#include <arpa/inet.h>
+
 #include <cstdlib>
 #include <cstring>
 
 #include "base/config.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "bootstrap/peer_user.h"
 #include "bootstrap/root.h"
 
 namespace weft {
@@ -38,6 +41,15 @@ weftResult_t readRankSize(const char* rankVar, const char* sizeVar, LaunchEnv* e
     return setError(weftInvalidArgument, "weftCommInitFromEnv: %s='%s' is not a rank in [0, %d)",
                     rankVar, rankText.c_str(), env->worldSize);
   return weftSuccess;
+}
+
+// True when the host of "host:port" or "[v6]:port" is a numeric address.
+bool numericHost(const std::string& hostPort) {
+  std::string host = hostPort.substr(0, hostPort.rfind(':'));
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  unsigned char buf[16];
+  return inet_pton(AF_INET, host.c_str(), buf) == 1 || inet_pton(AF_INET6, host.c_str(), buf) == 1;
 }
 
 }  // namespace
@@ -111,22 +123,49 @@ weftResult_t uniqueIdForLaunch(const LaunchEnv& env, UniqueIdBody* body) {
   body->magic = kWireMagic;
   body->version = kWireVersion;
   body->root = toWire(root);
-  // Expand the secret text (or the job's identity) into kSecretBytes.
+  // Expand the secret text (or the job's identity) into kSecretBytes. A
+  // secret derived from the address and size is known to anyone who knows
+  // those: such a job runs only on loopback and only for this user.
   std::string seed = configString("WEFT_SECRET");
-  if (seed.empty()) seed = "weft-job:" + env.rootAddr + ":" + std::to_string(env.worldSize);
+  if (seed.empty()) {
+    if (!isLoopback(root))
+      return setError(
+          weftInvalidArgument,
+          "weftCommInitFromEnv: the rendezvous %s (from %s) can be reached from the network "
+          "and WEFT_SECRET is not set, so anyone who knows the address and the number of ranks "
+          "could join this job: set WEFT_SECRET to the same random string on every rank (e.g. "
+          "export WEFT_SECRET=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \\n') before torchrun, "
+          "srun or mpirun -x WEFT_SECRET), or start the job with weft-run (docs/launching.md)",
+          env.rootAddr.c_str(), env.source.c_str());
+    body->flags |= kIdSameUserOnly;
+    seed = "weft-job:" + env.rootAddr + ":" + std::to_string(env.worldSize);
+  }
   for (size_t i = 0; i < kSecretBytes; i += 8) {
     std::string block = seed + "#" + std::to_string(i);
     uint64_t h = fnv1a(block.data(), block.size());
     std::memcpy(body->secret + i, &h, 8);
   }
   if (env.rank == 0) {
-    // Serve the rendezvous on the given port, on every local address of its family.
-    SockAddr any;
-    any.ss.ss_family = static_cast<sa_family_t>(root.family());
-    any.len = root.len;
-    any.setPort(root.port());
+    // Serve the rendezvous on the address given as a number. A name may mean
+    // another address here than on the other hosts (Debian maps the host's
+    // own name to 127.0.1.1), so a name gets every local address, as does a
+    // number that is not one of this host's (behind NAT, say).
     SockAddr bound;
-    weftResult_t r = RootServer::start(any, body->secret, &bound);
+    const bool sameUser = (body->flags & kIdSameUserOnly) != 0;
+    weftResult_t r = weftInvalidArgument;
+    if (numericHost(env.rootAddr)) r = RootServer::start(root, body->secret, sameUser, &bound);
+    if (r != weftSuccess && !(numericHost(env.rootAddr) && isLoopback(root))) {
+      if (numericHost(env.rootAddr))
+        WEFT_WARN(BOOTSTRAP,
+                  "rank 0 cannot listen on %s (%s): serving the rendezvous on every "
+                  "address of this host instead",
+                  root.str().c_str(), lastError().c_str());
+      SockAddr any;
+      any.ss.ss_family = static_cast<sa_family_t>(root.family());
+      any.len = root.len;
+      any.setPort(root.port());
+      r = RootServer::start(any, body->secret, sameUser, &bound);
+    }
     if (r != weftSuccess)
       return setError(r, "weftCommInitFromEnv: rank 0 cannot serve the rendezvous at %s: %s",
                       env.rootAddr.c_str(), lastError().c_str());

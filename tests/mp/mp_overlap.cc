@@ -106,10 +106,14 @@ void checkOverlap(const Job& job, Log& log) {
     weftBarrier(side, WEFT_STREAM_HOST);  // now the others may join the worker's call
     worker.join();
   } else {
+    // From a worker here too: the call headers carry the thread turns
+    // (docs/api.md, Threads), which must fall alike on every rank.
     weftBarrier(side, WEFT_STREAM_HOST);
-    held = weftAllReduce(in.data(), out.data(), kCount, weftFloat, weftSum, job.comm,
-                         WEFT_STREAM_HOST);
-    if (held != weftSuccess) heldError = weftGetLastError(nullptr);
+    std::thread([&] {
+      held = weftAllReduce(in.data(), out.data(), kCount, weftFloat, weftSum, job.comm,
+                           WEFT_STREAM_HOST);
+      if (held != weftSuccess) heldError = weftGetLastError(nullptr);
+    }).join();
   }
   if (held != weftSuccess || !sumIsRight(job, out, 1.0f)) {
     log.fail(std::string("overlap: the allreduce held across the refusals: ") +

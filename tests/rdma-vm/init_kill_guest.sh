@@ -1,0 +1,66 @@
+#!/bin/sh
+# The init-death trials (tests/mp/init_kill_test.py) in plain sh, for the
+# Soft-RoCE guest, which has busybox but no Python:
+#   init_kill_guest.sh PROBE TRIALS RANKS WINDOW_MS
+# Each trial starts RANKS copies of PROBE from the environment (WEFT_ROOT_ADDR
+# on loopback, rank 0 serving it), kills a random rank with SIGKILL a random
+# WINDOW_MS fraction after the start, and times each survivor's exit with
+# /proc/uptime (10 ms steps). A survivor that failed during init must name the
+# dead rank and, unless the dead rank never reached the root (then the others
+# wait WEFT_TIMEOUT by design), exit within 1 s of the kill. Prints a line per
+# trial and a summary; exits 1 when a trial breaks a rule.
+probe=$1 trials=$2 nranks=$3 window=$4
+dir=/tmp/initkill.$$
+mkdir -p "$dir"
+now_cs() { cut -d' ' -f1 /proc/uptime | tr -d .; }  # centiseconds
+failed=0 worst=0 during=0 before=0 calls=0
+t=0
+while [ "$t" -lt "$trials" ]; do
+  port=$((20000 + (RANDOM % 20000)))
+  victim=$((RANDOM % nranks))
+  delay=$((RANDOM % window))
+  pids=""
+  r=0
+  while [ "$r" -lt "$nranks" ]; do
+    WEFT_ROOT_ADDR=127.0.0.1:$port WEFT_SECRET=guest$port$t WEFT_RANK=$r WEFT_WORLD_SIZE=$nranks \
+      WEFT_TIMEOUT=${WEFT_TIMEOUT:-10} MP_PROBE_SECONDS=2 "$probe" >"$dir/out.$r" 2>&1 &
+    pids="$pids $!"
+    r=$((r + 1))
+  done
+  usleep $((delay * 1000))
+  vpid=$(echo $pids | cut -d' ' -f$((victim + 1)))
+  kill -9 "$vpid"
+  killed=$(now_cs)
+  slowest=0 kind=calls
+  r=0
+  for pid in $pids; do
+    if [ "$r" -ne "$victim" ]; then
+      while kill -0 "$pid" 2>/dev/null; do usleep 10000; done
+      took=$(($(now_cs) - killed))
+      [ "$took" -gt "$slowest" ] && slowest=$took
+      line=$(tail -n 1 "$dir/out.$r")
+      case "$line" in
+        *"never arrived"*|*"connecting to the rendezvous root"*|*"waiting for the rendezvous root"*) kind=before ;;
+        INIT-FAIL*)
+          [ "$kind" = calls ] && kind=init
+          if ! echo "$line" | grep -Eq "ranks? ([0-9]+,)*$victim\b|rendezvous root"; then
+            echo "  FAIL: rank $r does not name rank $victim: $line"
+            failed=$((failed + 1))
+          fi ;;
+      esac
+    fi
+    wait "$pid" 2>/dev/null
+    r=$((r + 1))
+  done
+  if [ "$kind" != before ] && [ "$slowest" -gt 100 ]; then
+    echo "  FAIL: a survivor took ${slowest}0 ms"
+    failed=$((failed + 1))
+  fi
+  case $kind in init) during=$((during + 1)) ;; before) before=$((before + 1)) ;; *) calls=$((calls + 1)) ;; esac
+  [ "$kind" != before ] && [ "$slowest" -gt "$worst" ] && worst=$slowest
+  echo "trial $t: killed rank $victim at $delay ms ($kind): slowest survivor ${slowest}0 ms"
+  t=$((t + 1))
+done
+rm -rf "$dir"
+echo "SUMMARY verbs: $during deaths during init, $calls during the first calls: slowest survivor ${worst}0 ms; $before before the root; $failed broken rule(s)"
+[ "$failed" -eq 0 ]
