@@ -148,6 +148,8 @@ fi
 
 N=$((NODES * PPN))
 ROOT="$(addr 0):29500"
+# A network rendezvous needs a secret of its own (docs/launching.md, Security).
+SECRET=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 if [ $MPIRUN = 1 ]; then
   # The remote-shell agent: mpirun calls it as `agent HOST COMMAND...`, as it
   # would call ssh; HOST is a node's address, looked up in $TMP/hosts.
@@ -184,7 +186,7 @@ fi
 for ((r = 0; r < N; r++)); do
   if [ "$PLACEMENT" = cyclic ]; then node=$((r % NODES)); else node=$((r / PPN)); fi
   [ "$r" = 0 ] && [ "$node" != 0 ] && { echo "rank 0 must be on node 0" >&2; exit 2; }
-  timeout -k 5 "$TIMEOUT" ip netns exec "${NS[node]}" env WEFT_ROOT_ADDR="$ROOT" \
+  timeout -k 5 "$TIMEOUT" ip netns exec "${NS[node]}" env WEFT_ROOT_ADDR="$ROOT" WEFT_SECRET="$SECRET" \
     WEFT_RANK="$r" WEFT_WORLD_SIZE="$N" WEFT_SOCKET_IFNAME="=$IFNAME" \
     WEFT_TEST_CUT_READY="$TMP/cut_ready" WEFT_TEST_CUT_AT="$TMP/cut_at" "$@" \
     >"$TMP/rank$r.log" 2>&1 &
