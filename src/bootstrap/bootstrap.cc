@@ -143,8 +143,9 @@ void Bootstrap::watchRoot() {
   }
   noticeCv_.notify_all();
   WEFT_INFO(BOOTSTRAP, "rank %d: %s", rank_, sentence.c_str());
+  // Every wait of the init polls the flag at least every 100 ms; the sockets
+  // are the init thread's to touch.
   if (raise_ != nullptr) raise_->store(true);
-  shutdownAll();
 }
 
 bool Bootstrap::peerFailure(int waitMs, std::string* sentence) {

@@ -32,7 +32,7 @@ class Bootstrap {
   // Rendezvous through the root named in `id`. Until finishInit, a thread
   // watches the root's connection: when the root reports that another rank
   // died or failed its init (or the root's own process died), it records the
-  // sentence, sets *abortFlag and wakes every wait of this bootstrap, so the
+  // sentence and sets *abortFlag, which every wait of the init polls, so the
   // caller's init fails within a poll period instead of after WEFT_TIMEOUT.
   weftResult_t init(const UniqueIdBody& id, int rank, int nranks, std::atomic<bool>* abortFlag);
   // Ends the watch (before peerFailure is read for the last time).
