@@ -19,5 +19,15 @@ install(FILES ${PROJECT_BINARY_DIR}/weftConfig.cmake ${PROJECT_BINARY_DIR}/weftC
 # The .pc file names its prefix relative to itself, so `cmake --install --prefix`
 # anywhere gives a file that pkg-config resolves correctly.
 file(RELATIVE_PATH WEFT_PC_TO_PREFIX "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
+# What libweft.a needs beside itself (`pkg-config --static --libs weft`): the
+# C++ runtime, hwloc, rdma-core and the CUDA runtime where built with them.
+set(WEFT_PC_LIBS_PRIVATE "-lhwloc")
+if(WEFT_HAVE_VERBS)
+  string(APPEND WEFT_PC_LIBS_PRIVATE " -lrdmacm -libverbs")
+endif()
+if(WEFT_HAVE_CUDA)
+  string(APPEND WEFT_PC_LIBS_PRIVATE " -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static")
+endif()
+string(APPEND WEFT_PC_LIBS_PRIVATE " -lstdc++ -lm -ldl -lrt -lpthread")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/weft.pc.in ${PROJECT_BINARY_DIR}/weft.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/weft.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -169,8 +169,15 @@ void Bootstrap::finishInit(bool ok, const std::string& why) {
   const std::string text = why.substr(0, kMaxNoticeBytes);
   if (!ok) rep.bytes = static_cast<uint32_t>(text.size());
   const Deadline d = Deadline::after(1.0);
-  if (sendAll(rootFd_, &rep, sizeof(rep), d, nullptr, "the rendezvous root") == weftSuccess && !ok)
-    sendAll(rootFd_, text.data(), text.size(), d, nullptr, "the rendezvous root");
+  if (sendAll(rootFd_, &rep, sizeof(rep), d, nullptr, "the rendezvous root") == weftSuccess) {
+    if (!ok) sendAll(rootFd_, text.data(), text.size(), d, nullptr, "the rendezvous root");
+    // The root closes its end once it has read the report: waiting for that
+    // (one round trip) means that, when init returns, no descriptor or
+    // thread work of the root is left over for this rank.
+    pollfd p{rootFd_, POLLIN, 0};
+    char byte;
+    if (poll(&p, 1, d.remainingMs(1000)) > 0) (void)recv(rootFd_, &byte, 1, MSG_DONTWAIT);
+  }
   closeFd(&rootFd_);
 }
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs the build into a fresh prefix and builds a user's program against
-# it the two ways the README promises: CMake's find_package(weft) (weft::weft;
-# also once without pkg-config) and pkg-config (`pkg-config --cflags --libs
-# weft`); runs each.
+# it the ways the README promises: CMake's find_package(weft) (weft::weft;
+# also once without pkg-config), pkg-config (`pkg-config --cflags --libs
+# weft`) and, against libweft.a, `pkg-config --static`; runs each. Then moves
+# the prefix and runs the installed weft-run and all_reduce_perf from it
+# without LD_LIBRARY_PATH.
 # Catches packaging faults that an in-tree build never sees (a dependency the
 # exported targets name but the package file does not find, a wrong prefix in
 # the .pc file, a header that is not installed).
@@ -31,4 +33,33 @@ pcdir=$(dirname "$(find "$work/prefix" -name weft.pc | head -1)")
 flags=$(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs weft)
 cc -std=c11 -Wall -Werror -o "$work/consumer_pc" "$src/tests/install/consumer/main.c" $flags
 LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" "$work/consumer_pc"
-echo "install_test: find_package (with and without pkg-config) and pkg-config consumers built and ran"
+# Static: libweft.a alone in the library folder, so that -lweft is the
+# archive; --static adds what it needs (Libs.private).
+mkdir -p "$work/static/lib/pkgconfig"
+cp -a "$work/prefix/include" "$work/static/"
+cp "$work/prefix/lib/libweft.a" "$work/static/lib/"
+cp "$pcdir/weft.pc" "$work/static/lib/pkgconfig/"
+sflags=$(PKG_CONFIG_PATH="$work/static/lib/pkgconfig" pkg-config --static --cflags --libs weft)
+echo "install_test: pkg-config --static --libs weft: $sflags"
+cc -std=c11 -Wall -Werror -o "$work/consumer_static" "$src/tests/install/consumer/main.c" $sflags
+if ldd "$work/consumer_static" | grep -q libweft; then
+  echo "FAIL: the static consumer still loads libweft.so"
+  exit 1
+fi
+"$work/consumer_static"
+# Installed programs run from any prefix without LD_LIBRARY_PATH (RUNPATH
+# $ORIGIN/../lib): here from a copy of the prefix moved elsewhere.
+cp -a "$work/prefix" "$work/moved"
+rm -rf "$work/prefix"
+for prog in "$work"/moved/bin/*; do
+  env -u LD_LIBRARY_PATH ldd "$prog" | grep -q "not found" || continue
+  echo "FAIL: $prog does not find its libraries from a moved prefix:"
+  env -u LD_LIBRARY_PATH ldd "$prog" | grep "not found"
+  exit 1
+done
+env -u LD_LIBRARY_PATH "$work/moved/bin/weft-run" -n 2 --timeout 120 \
+  "$work/moved/bin/all_reduce_perf" -b 8 -e 64K -f 8 -w 1 -n 2 >"$work/run.log" 2>&1 ||
+  { cat "$work/run.log"; echo "FAIL: the installed weft-run and all_reduce_perf did not run"; exit 1; }
+tail -3 "$work/run.log"
+echo "install_test: find_package (with and without pkg-config) and pkg-config (shared and"
+echo "install_test: --static) consumers built and ran; installed programs ran from a moved prefix"

@@ -70,7 +70,9 @@ def judge(args, victim, delay, killed, ended, outs):
     """Returns (kind, worst survivor seconds, problems)."""
     problems = []
     survivors = [r for r in range(args.ranks) if r != victim]
-    lines = {r: (outs[r].strip().splitlines() or ["(nothing)"])[-1] for r in survivors}
+    # Each survivor's verdict line (a sanitizer's report may follow it).
+    lines = {r: ([l for l in outs[r].splitlines() if re.match(r"(INIT-FAIL|CALL-FAIL|OK$)", l)]
+                 or ["(nothing)"])[-1] for r in survivors}
     if all(lines[r] == "OK" for r in survivors):
         return "after", 0.0, []  # every survivor had finished before the kill
     early = any("never arrived" in lines[r] or "WEFT_TIMEOUT) connecting to the rendezvous root"

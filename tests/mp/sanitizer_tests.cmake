@@ -106,6 +106,18 @@ add_test(NAME mp-san.device.ring.n3.layout2_1
 set_tests_properties(mp-san.device.ring.n3.layout2_1 PROPERTIES
   TIMEOUT 300 LABELS mp-san ENVIRONMENT "${_san_env};WEFT_SOCKET_NSTREAMS=2;WEFT_MAX_CTAS=3")
 
+# Init's watch of the rendezvous (a thread per rank, the root's broadcast) as
+# ranks die at random moments of init, and split/shrink votes with a refusing
+# rank. Sanitized ranks start and fail slower: a wider window and limit.
+add_test(NAME mp-san.init_kill.tcp
+         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/init_kill_test.py
+                 $<TARGET_FILE:mp_init_probe> --transport tcp --trials 8 --window 0.6 --limit 3)
+set_tests_properties(mp-san.init_kill.tcp PROPERTIES TIMEOUT 300 LABELS mp-san RUN_SERIAL TRUE)
+add_test(NAME mp-san.create_refuse.n3
+         COMMAND weft-run -n 3 --timeout 280 $<TARGET_FILE:mp_create_refuse>)
+set_tests_properties(mp-san.create_refuse.n3 PROPERTIES
+  TIMEOUT 300 LABELS mp-san ENVIRONMENT "${_san_env}")
+
 # The perf harness with several ranks per process (-t, -g): its threads share
 # one process, so the sanitizers see any state they share.
 add_test(NAME mp-san.perf.threads
