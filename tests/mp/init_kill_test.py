@@ -11,9 +11,11 @@ each survivor takes from the kill to its exit.
 
 A rank that dies before it reached the rendezvous root cannot be told from a
 late one: the survivors then wait WEFT_TIMEOUT (TIMEOUT here) and name the
-ranks that never arrived. Every other death must fail every survivor within
-LIMIT s with a sentence that names the dead rank. Prints a line per trial and
-a summary; exits 1 when a trial breaks either rule.
+ranks that never arrived (the summary counts those that died before they
+called init, as the probe's START line tells, and those that died in it).
+Every other death must fail every survivor within LIMIT s with a sentence
+that names the dead rank. Prints a line per trial and a summary; exits 1 when
+a trial breaks either rule.
 """
 import argparse
 import os
@@ -98,6 +100,8 @@ def judge(args, victim, delay, killed, ended, outs):
         if early and took > args.timeout + 5:
             problems.append(f"rank {r} failed {took:.2f} s after the kill, past WEFT_TIMEOUT")
     in_init = any(lines[r].startswith("INIT-FAIL") for r in survivors)
+    if early and "START" not in outs[victim].split():
+        return "before-start", worst, problems  # it died before it called init
     return ("before-root" if early else "init" if in_init else "calls"), worst, problems
 
 
@@ -116,7 +120,7 @@ def main():
     rng = random.Random(seed)
     print(f"init_kill: {args.trials} trials, {args.ranks} ranks over {args.transport}, "
           f"kill within {args.window} s, seed {seed}")
-    kinds = {"init": [], "calls": [], "before-root": [], "after": []}
+    kinds = {"init": [], "calls": [], "before-root": [], "before-start": [], "after": []}
     failed = 0
     for t in range(args.trials):
         victim, delay, killed, ended, outs = run_trial(args, rng)
@@ -135,9 +139,10 @@ def main():
         if d:
             print(f"SUMMARY {args.transport}: {len(d)} deaths {what}: slowest survivor "
                   f"{max(d):.3f} s, median {statistics.median(d):.3f} s (limit {args.limit} s)")
-    print(f"SUMMARY {args.transport}: {len(kinds['before-root'])} deaths before the rank reached "
-          f"the root (survivors waited WEFT_TIMEOUT={args.timeout} s), {len(kinds['after'])} after "
-          f"every survivor finished; {failed} trial(s) failed")
+    print(f"SUMMARY {args.transport}: deaths before the rank reached the root (survivors waited "
+          f"WEFT_TIMEOUT={args.timeout} s): {len(kinds['before-start'])} before it called init, "
+          f"{len(kinds['before-root'])} in init; {len(kinds['after'])} after every survivor "
+          f"finished; {failed} trial(s) failed")
     return 1 if failed else 0
 
 

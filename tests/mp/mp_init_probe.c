@@ -1,7 +1,8 @@
 /* One rank of the init-death trials (init_kill_test.py): joins a job from the
  * environment, then runs small allreduces for MP_PROBE_SECONDS (default 2) so
- * that a death at any moment of the trial meets a live call. Prints one line:
- * "INIT-FAIL <code>: <sentence>", "CALL-FAIL <code>: <sentence>" or "OK". */
+ * that a death at any moment of the trial meets a live call. Prints "START"
+ * as it calls init, then one line: "INIT-FAIL <code>: <sentence>",
+ * "CALL-FAIL <code>: <sentence>" or "OK". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -16,6 +17,8 @@ static double now(void) {
 
 int main(void) {
   weftComm_t comm = NULL;
+  printf("START\n");
+  fflush(stdout);
   weftResult_t r = weftCommInitFromEnv(&comm);
   if (r != weftSuccess) {
     printf("INIT-FAIL %s: %s\n", weftGetErrorString(r), weftGetLastError(NULL));
