@@ -18,6 +18,8 @@ import statistics
 import subprocess
 import sys
 
+from progress import Progress
+
 GLOO_ALLREDUCE = ["ring", "ring_chunked", "halving_doubling", "bcube", "new", "new_bcube"]
 GLOO_ALLGATHER = ["ring", "new"]
 
@@ -118,10 +120,11 @@ def main():
         results["base"] = []
     for a in algos:
         results["gloo:" + a] = []
+    progress = Progress(args.rounds * len(sweeps))
     for rnd in range(args.rounds):
-        sys.stderr.write("round %d/%d\n" % (rnd + 1, args.rounds))
         merged = {k: {} for k in results}
         for b, e, iters, warm in sweeps:
+            progress.step("round %d/%d, sizes %s-%s" % (rnd + 1, args.rounds, b, e))
             sweep = ["-b", b, "-e", e, "-f", args.f]
             weft_cmd = [os.path.join(args.build, "tools", "weft-run"), "-n", str(n),
                         os.path.join(args.build, "perf", tool)] + sweep + ["-w", warm, "-n", iters, "-c", "0"]
@@ -144,6 +147,7 @@ def main():
                 merged["gloo:" + a].update(rows(run(cmd), 4, 6))
         for k in results:
             results[k].append(merged[k])
+    progress.finish()
 
     def median(name, size, idx):
         vals = [r[size][idx] for r in results[name] if size in r]

@@ -19,6 +19,7 @@ import statistics
 import sys
 
 from netns_common import add_job_options, run_netns as run_job_netns, sweeps
+from progress import Progress
 
 
 def rows(output, col):
@@ -75,14 +76,16 @@ def main():
     args = ap.parse_args()
     algos = args.algos.split(",")
     samples = {a: {} for a in algos}
+    progress = Progress(args.rounds * len(algos))
     for rnd in range(args.rounds):
         # Odd rounds run the algorithms in reverse order, so that whatever comes
         # first after the namespaces are built (or last) is not always the same one.
         for algo in (algos if rnd % 2 == 0 else list(reversed(algos))):
+            progress.step("round %d/%d, %s" % (rnd + 1, args.rounds, algo))
             for (a, b, iters) in sweeps(args):
                 for size, (us, busbw) in run_job(args, algo, a, b, iters).items():
                     samples[algo].setdefault(size, []).append((us, busbw))
-            sys.stderr.write("round %d: %s done\n" % (rnd + 1, algo))
+    progress.finish()
     sizes = sorted({s for a in algos for s in samples[a]})
     forced = [a for a in algos if a != "auto"]
     print("# %d nodes x %d ranks, links %.0f Mbit/s and %.0f us one way; median of %d rounds, "

@@ -29,6 +29,7 @@ import sys
 import tempfile
 
 from netns_common import add_job_options, parse_size, run_netns, sweeps
+from progress import Progress
 
 LEGACY_INPLACE = {"ring", "ring_chunked", "halving_doubling", "bcube"}
 
@@ -88,9 +89,11 @@ def main():
 
     programs = ["weft"] + ([] if args.no_mpi else ["mpi"]) + ["gloo:" + a for a in gloo]
     samples = {p: {} for p in programs + ["weft-ip"]}
+    progress = Progress(args.rounds * len(programs))
     for rnd in range(args.rounds):
         order = programs if rnd % 2 == 0 else list(reversed(programs))
         for prog in order:
+            progress.step("round %d/%d, %s" % (rnd + 1, args.rounds, prog))
             for (a, b, iters) in sweeps(args):
                 # A job's first few hundred calls run up to 2.5x slower on this
                 # emulation (the ranks and the relay settle on the cores;
@@ -109,7 +112,7 @@ def main():
                 for name, table in found.items():
                     for size, val in table.items():
                         samples[name].setdefault(size, []).append(val)
-            sys.stderr.write("round %d: %s done\n" % (rnd + 1, prog))
+    progress.finish()
 
     def med(name, size):
         vals = samples[name].get(size)

@@ -16,6 +16,7 @@
 #include "perf_json.h"
 #include "perf_launch.h"
 #include "perf_measure.h"
+#include "perf_progress.h"
 #include "perf_report.h"
 #include "perf_threads.h"
 
@@ -105,7 +106,8 @@ PerfResult MakeResult(const PerfCase& shape, const PerfCollective& collective, b
 // Times and checks one size, prints its row and adds it to the totals.
 // Tools whose API has no in-place form leave the in-place half at zero and
 // still take part in the cross-rank sums (every rank makes the same calls).
-void RunOneSize(const PerfCase& shape, const PerfArgs& args, PerfJsonWriter* json, Totals* totals) {
+void RunOneSize(const PerfCase& shape, const PerfArgs& args, PerfJsonWriter* json, Totals* totals,
+                PerfProgress* progress) {
   const PerfCollective& collective = *shape.collective;
   const bool in_place_runs = collective.has_in_place;
   double times_us[2] = {
@@ -129,6 +131,7 @@ void RunOneSize(const PerfCase& shape, const PerfArgs& args, PerfJsonWriter* jso
     totals->busbw_rows += 1;
   }
   if (shape.rank == 0) {
+    progress->Clear();
     PerfPrintRow(out_of_place, in_place);
     json->Add(out_of_place);
     if (in_place_runs) json->Add(in_place);
@@ -145,6 +148,11 @@ void RunAll(const PerfCollective& collective, const PerfArgs& args, const PerfLa
             const PerfBuffer& send, const PerfBuffer& recv, PerfJsonWriter* json, Totals* totals) {
   const std::vector<size_t> sizes = PerfSizeList(args);
   char message[160];
+  size_t cases = 0;
+  for (weftDataType_t type : args.types)
+    cases += OpsToRun(collective, args).size() *
+             CountsFor(collective, sizes, PerfTypeOf(type).size, launch.nranks).size();
+  PerfProgress progress(launch.rank == 0, cases);
   for (weftDataType_t type : args.types) {
     const PerfTypeInfo& info = PerfTypeOf(type);
     if (!Runnable(type)) {
@@ -177,7 +185,10 @@ void RunAll(const PerfCollective& collective, const PerfArgs& args, const PerfLa
       shape.stream = args.device ? PerfDeviceStream() : nullptr;
       for (size_t count : CountsFor(collective, sizes, info.size, launch.nranks)) {
         shape.count = count;
-        RunOneSize(shape, args, json, totals);
+        std::snprintf(message, sizeof(message), "%s %s %zu B", info.name, PerfOpOf(op).name,
+                      count * info.size);
+        progress.Step(message);
+        RunOneSize(shape, args, json, totals, &progress);
       }
     }
   }

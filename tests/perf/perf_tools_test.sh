@@ -4,7 +4,8 @@
 #   ranks as threads (-t, -g: nccl-tests' threads x GPUs per process), every
 #   tool, with the rank count the header must state;
 #   -m (grouped calls) and -N (sweeps) with the row count they imply;
-#   flag combinations that are refused with a sentence.
+#   flag combinations that are refused with a sentence;
+#   the progress line: on a terminal only.
 # Each run must exit 0 and end with "Out of bounds values : 0 OK".
 #   perf_tools_test.sh WEFT_RUN PERF_BIN_DIR
 set -uo pipefail
@@ -63,4 +64,22 @@ refused "-g with -D" "run one rank per process" -- "$BIN/all_reduce_perf" -g 2 -
 refused "-t 0" "bad value '0' for -t" -- "$BIN/all_reduce_perf" -t 0
 # A root that only exists with the threads counted.
 refused "-r past the ranks" "root 4 (-r) is not a rank of 4" -- "$RUN" -n 2 "$BIN/broadcast_perf" -t 2 -r 4 -b 8 -e 8
+# The progress line: on a terminal (script(1) gives one) rank 0 counts the
+# cases on stderr; through a pipe nothing extra is printed.
+if command -v script >/dev/null; then
+  script -qec "$RUN -n 2 $BIN/all_reduce_perf -b 8 -e 1M -f 4 -w 1 -n 2" /dev/null >"$LOG" 2>&1
+  if grep -q '\[9/9\] float sum 524288 B' "$LOG"; then
+    echo "ok: progress line on a terminal"
+  else
+    echo "FAIL: no progress line on a terminal:"; cat -v "$LOG"; failed=1
+  fi
+else
+  echo "SKIPPED: progress line on a terminal: script(1) is not installed"
+fi
+"$RUN" -n 2 "$BIN/all_reduce_perf" -b 8 -e 1M -f 4 -w 1 -n 2 >"$LOG" 2>&1
+if grep -q $'\033\\[K\|\[1/' "$LOG"; then
+  echo "FAIL: progress printed into a pipe:"; cat -v "$LOG"; failed=1
+else
+  echo "ok: no progress line in a pipe"
+fi
 exit $failed
