@@ -39,8 +39,14 @@ void checkRoot(int root, int size, const char* what) {
 
 }  // namespace
 
+std::string failureSentence(weftResult_t rc, const char* what, const std::string& why) {
+  if (rc == weftTimeout)
+    return std::string("Timed out: weft's ") + what + " reached its timeout (WEFT_TIMEOUT): " + why;
+  return std::string("weft: ") + what + " failed: " + weftGetErrorString(rc) + ": " + why;
+}
+
 void throwWeftError(weftResult_t rc, const char* what) {
-  TORCH_CHECK(false, "weft: ", what, " failed: ", weftGetErrorString(rc), ": ", lastError());
+  TORCH_CHECK(false, failureSentence(rc, what, lastError()));
 }
 
 WeftComm::WeftComm(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size)

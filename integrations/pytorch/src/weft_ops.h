@@ -45,6 +45,9 @@ struct Submission {
 
 // Throws c10::Error (a Python RuntimeError) carrying weft's sentence.
 [[noreturn]] void throwWeftError(weftResult_t rc, const char* what);
+// The sentence of a failed call: a timeout is worded as gloo's and NCCL's
+// are ("Timed out ...", "timeout"), which user code and torch's tests match on.
+std::string failureSentence(weftResult_t rc, const char* what, const std::string& why);
 
 // A weft communicator for one process group. Calls from several threads
 // (the main thread, autograd threads of DistributedDataParallel) are

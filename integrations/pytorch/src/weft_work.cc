@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tensor_staging.h"
+#include "weft_ops.h"
 
 namespace weft_torch {
 
@@ -63,8 +64,10 @@ bool WeftWork::wait(std::chrono::milliseconds timeout) {
     CompletionQueue::completeInPlace(*queue, this);
   std::unique_lock<std::mutex> lock(mutex_);
   if (!cv_.wait_for(lock, timeout, [this] { return completed_; })) {
-    TORCH_CHECK(false, "weft: operation timed out after ", timeout.count(),
-                " ms (a peer stopped calling collectives on this group?)");
+    // Worded as gloo's and NCCL's timeouts, which user code matches on.
+    TORCH_CHECK(false, "Timed out waiting ", timeout.count(),
+                " ms for a weft operation to complete (the wait's timeout; a peer stopped calling "
+                "collectives on this group?)");
   }
   if (exception_) std::rethrow_exception(exception_);
   return true;
@@ -180,8 +183,7 @@ std::exception_ptr CompletionQueue::run(Submission& sub) {
     weftResult_t rc = weftWait(&req);
     if (rc != weftSuccess && failure.empty()) {
       const char* why = weftGetLastError(nullptr);
-      failure = std::string("weft: ") + weftGetErrorString(rc) + ": " +
-                (why != nullptr && *why ? why : "no detail");
+      failure = failureSentence(rc, "operation", why != nullptr && *why ? why : "no detail");
     }
   }
   if (!failure.empty()) return std::make_exception_ptr(std::runtime_error(failure));
