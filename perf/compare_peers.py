@@ -13,6 +13,7 @@ the same runs) and its ratio to the best Gloo algorithm.
   perf/compare_peers.py --build build --peers ../shared/peers/bin -n 2 -b 8 -e 64M --rounds 3
 """
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -55,6 +56,41 @@ def run(cmd, env=None, timeout=900):
     return res.stdout
 
 
+def machine():
+    """The CPU model and how many CPUs this process may use, for the charts."""
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return "%s, %d CPUs" % (model, len(os.sched_getaffinity(0)))
+
+
+def write_json(args, n, sizes, results, median):
+    """One record per program and size: the medians over the rounds."""
+    names = {"weft": "weft", "weftIP": "weft in place", "weftR": "weft (weftHostAlloc)",
+             "base": "weft baseline", "mpi": "Open MPI"}
+    settings = "%s, medians of %d rounds, MPI btl %s" % (args.transport, args.rounds, args.mpi_btl)
+    records = []
+    for key in results:
+        if key == "weftIP" and not args.inplace:
+            continue
+        for s in sizes:
+            t, bw = median(key, s, 0), median(key, s, 1)
+            if t is None:
+                continue
+            label = names.get(key, key.replace("gloo:", "Gloo "))
+            records.append({"label": label, "tool": args.op, "size": s, "time_us": t,
+                            "busbw": bw or 0.0, "nranks": n, "placement": "out-of-place",
+                            "machine": machine(), "settings": settings})
+    with open(args.json, "w") as f:
+        json.dump(records, f, indent=1)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build")
@@ -87,6 +123,9 @@ def main():
                     help="also run another weft build's perf tool (e.g. one built from an "
                          "earlier commit) in every round, right after this one, as extra "
                          "columns: its time and base/weft")
+    ap.add_argument("--json", metavar="FILE",
+                    help="also write the medians as JSON records (label, size, time_us, busbw, "
+                         "machine, settings) that weft-plot draws, every program on one chart")
     args = ap.parse_args()
     if args.thp:
         # Inherited by weft-run, mpirun and the Gloo ranks alike.
@@ -187,6 +226,8 @@ def main():
               (" %10s %9s" % (fmt(median("base", s, 0), "%.2f"),
                               fmt(median("base", s, 0) / wt if median("base", s, 0) and wt else None,
                                   "%.2fx")) if args.baseline else ""))
+    if args.json:
+        write_json(args, n, sizes, {k: v for k, v in results.items() if v and v[0]}, median)
     print("# mpi/weft and gloo/weft are time ratios: above 1 means weft is faster."
           + (" weft-R: buffers from weftHostAlloc (-R 1)." if args.registered else "")
           + (" weft-ip: weft in place (as Gloo's legacy algorithms run)." if args.inplace else "")
