@@ -23,6 +23,7 @@ legacy one (Gloo's allgathers run out of place).
   perf/netns_peers.py --peers ../shared/peers/bin -o allgather -b 8 -e 1M --gloo new
 """
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -82,6 +83,8 @@ def main():
     ap.add_argument("--gloo", default="ring,halving_doubling,new",
                     help="Gloo algorithms to run (comma list; empty: none)")
     ap.add_argument("--no-mpi", action="store_true")
+    ap.add_argument("--json", metavar="FILE",
+                    help="also write the medians as JSON records that weft-plot draws")
     args = ap.parse_args()
     gloo = [a for a in args.gloo.split(",") if a]
     if args.op == "allgather":
@@ -140,6 +143,21 @@ def main():
             cells += ["-", "-"]
         print("| " + " | ".join(cells) + " |")
     print("# ratios are peer time / weft time: above 1 means weft is faster")
+    if args.json:
+        settings = ("%d nodes x %d ranks, links %.0f Mbit/s and %.0f us one way, medians of %d "
+                    "rounds" % (args.nodes, args.ppn, args.rate_mbit, args.delay_us, args.rounds))
+        records = []
+        for name, table in samples.items():
+            label = {"weft": "weft", "weft-ip": "weft in place", "mpi": "Open MPI"}.get(
+                name, name.replace("gloo:", "Gloo "))
+            for size, vals in sorted(table.items()):
+                records.append({"label": label, "tool": args.op, "size": size,
+                                "time_us": statistics.median(v[0] for v in vals),
+                                "busbw": statistics.median(v[1] for v in vals),
+                                "nranks": args.nodes * args.ppn, "placement": "out-of-place",
+                                "settings": settings})
+        with open(args.json, "w") as f:
+            json.dump(records, f, indent=1)
 
 
 if __name__ == "__main__":
