@@ -46,9 +46,7 @@ uint64_t digest(const std::vector<bool>& excluded) {
 
 void setWhy(ShrinkVerdict* v, const std::string& why) {
   v->failed = 1;
-  const size_t n = std::min(why.size(), sizeof(v->why) - 1);
-  std::memcpy(v->why, why.data(), n);
-  v->why[n] = '\0';
+  copyText(v->why, why);
 }
 
 // The leader: gathers every survivor's vote, judges them with its own, and

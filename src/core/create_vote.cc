@@ -17,9 +17,7 @@ CreateVote makeVote(CreateOp op, uint32_t seq, uint64_t digest) {
 
 void refuseVote(CreateVote* vote, const std::string& why) {
   vote->refused = 1;
-  const size_t n = std::min(why.size(), sizeof(vote->why) - 1);
-  std::memcpy(vote->why, why.data(), n);
-  vote->why[n] = '\0';
+  copyText(vote->why, why);
 }
 
 const char* createOpName(uint32_t op) {

@@ -27,6 +27,14 @@ struct CreateVote {
 static_assert(sizeof(CreateVote) == 216, "CreateVote is a wire record");
 
 CreateVote makeVote(CreateOp op, uint32_t seq, uint64_t digest);
+// Copies `text` into a wire record's fixed field, cut to fit, NUL-terminated.
+template <size_t N>
+void copyText(char (&field)[N], const std::string& text) {
+  const size_t n = text.size() < N - 1 ? text.size() : N - 1;
+  text.copy(field, n);
+  field[n] = '\0';
+}
+
 // Marks the vote refused with `why` (cut to fit).
 void refuseVote(CreateVote* vote, const std::string& why);
 const char* createOpName(uint32_t op);
