@@ -248,6 +248,10 @@ std::string RootJob::readReport(int r) {
 }
 
 void RootJob::watchInit() {
+  // The rendezvous is over: no one else may connect, and nothing of it may
+  // outlive the ranks' init (a rank counting its descriptors sees none).
+  gate_.reset();
+  closeFd(&listenFd_);
   // Init after the rendezvous is a series of steps each bounded by
   // WEFT_TIMEOUT; watching for a few of them covers every slow but live job.
   const Deadline until = Deadline::after(4 * deadline_.seconds());

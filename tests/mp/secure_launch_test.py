@@ -59,9 +59,10 @@ def attack(host, port, root_addr, world, rank):
 
 
 def free_port():
+    """A MASTER_PORT whose rendezvous port (MASTER_PORT + 1) is free now."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        return s.getsockname()[1] - 1
 
 
 def network_address():
