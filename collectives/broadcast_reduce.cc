@@ -165,27 +165,11 @@ weftResult_t chainReduce(CollContext& ctx, const CollArgs& args) {
 }
 
 weftResult_t directReduce(CollContext& ctx, const CollArgs& args) {
-  const size_t bytes = args.count * datatypeSize(args.datatype);
-  const int n = ctx.nranks;
-  if (n > 1) {
+  if (ctx.nranks > 1) {
     StarPlan plan(ctx, args, true);
     WEFT_CHECK(runFlows(plan, ctx.run));
   }
-  if (ctx.rank != args.root) return weftSuccess;
-  // In rank order, with our own input copied aside first if the output overwrites it.
-  const char* own = static_cast<const char*>(args.sendbuff);
-  if (args.sendbuff == args.recvbuff && n > 1) {
-    std::memcpy(ctx.staging + ctx.rank * bytes, own, bytes);
-    own = ctx.staging + ctx.rank * bytes;
-  }
-  auto input = [&](int p) -> const char* { return p == ctx.rank ? own : ctx.staging + p * bytes; };
-  char* out = static_cast<char*>(args.recvbuff);
-  if (n == 1) {
-    copyIfApart(out, own, bytes);
-  } else {
-    reduceInRankOrder(args.datatype, args.op, out, n, args.count, input);
-  }
-  if (args.op == weftAvg) finishAverage(args.datatype, out, args.count, n);
+  if (ctx.rank == args.root) reduceStagedInRankOrder(ctx, args);
   return weftSuccess;
 }
 

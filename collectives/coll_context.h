@@ -90,6 +90,10 @@ weftResult_t halvingDoublingAllReduceNoAvg(CollContext& ctx, const CollArgs& arg
 // inputs in rank order. Latency-optimal for small messages; needs
 // nranks * bytes of staging.
 weftResult_t oneshotAllReduce(CollContext& ctx, const CollArgs& args);
+// Once every peer's input sits in ctx.staging (peer p's at p * bytes):
+// reduces them with this rank's own input, in rank order, into recvbuff and
+// finishes an average. The last step of oneshotAllReduce and of the star reduce.
+void reduceStagedInRankOrder(CollContext& ctx, const CollArgs& args);
 // Ring allgather, chunked and pipelined; received pieces land in recvbuff directly.
 weftResult_t ringAllGather(CollContext& ctx, const CollArgs& args);
 // One round: every rank sends its piece straight to every peer.

@@ -45,6 +45,13 @@ weftResult_t oneshotAllReduce(CollContext& ctx, const CollArgs& args) {
     weftResult_t r = runFlows(plan, ctx.run);
     if (r != weftSuccess) return r;
   }
+  reduceStagedInRankOrder(ctx, args);
+  return weftSuccess;
+}
+
+void reduceStagedInRankOrder(CollContext& ctx, const CollArgs& args) {
+  const size_t bytes = args.count * datatypeSize(args.datatype);
+  const int n = ctx.nranks;
   // Our own input joins the others in staging when the output would overwrite it.
   const char* own = static_cast<const char*>(args.sendbuff);
   if (args.sendbuff == args.recvbuff && n > 1) {
@@ -59,7 +66,6 @@ weftResult_t oneshotAllReduce(CollContext& ctx, const CollArgs& args) {
     reduceInRankOrder(args.datatype, args.op, out, n, args.count, input);
   }
   if (args.op == weftAvg) finishAverage(args.datatype, out, args.count, n);
-  return weftSuccess;
 }
 
 }  // namespace weft
