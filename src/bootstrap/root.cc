@@ -70,13 +70,17 @@ class RootJob {
   void gather();
   // The sentence for an arrived rank whose connection closed, or "".
   std::string arrivedRankDied();
+  // One poll over the open connections of the ranks that arrived; `readable`
+  // gets the ranks whose connection has something (or its end) to read.
+  bool pollArrived(int waitMs, std::vector<int>* readable);
   void reply(int fd, int32_t status, const std::string& text, const std::vector<WireAddr>& table);
   void failAll(const std::string& text);
   // After the table: waits for every rank's InitReport and tells the others
   // at once when a rank dies (its connection closes) or reports a failure.
   void watchInit();
-  // Reads rank r's InitReport; "" when it is ready, else the sentence for the others.
-  std::string readReport(int r);
+  // Reads rank r's InitReport: false when it is ready; else true, with the
+  // sentence for the others and whether the rank died (no report came).
+  bool readReport(int r, std::string* sentence, bool* died);
 
   int listenFd_;
   Deadline deadline_;  // computed by the starting thread: no config reads at exit time
@@ -88,6 +92,8 @@ class RootJob {
   std::vector<Arrival> arrivals_;
   std::string conflict_;             // first inconsistency seen (nranks mismatch, duplicate rank)
   std::unique_ptr<HelloGate> gate_;  // connections still owing their Hello
+  std::vector<pollfd> pollFds_;      // pollArrived's, kept between calls
+  std::vector<int> pollRanks_;
 };
 
 bool RootJob::admit(int fd, const Hello& h) {
@@ -156,15 +162,29 @@ void RootJob::gather() {
   }
 }
 
+bool RootJob::pollArrived(int waitMs, std::vector<int>* readable) {
+  pollFds_.clear();
+  pollRanks_.clear();
+  readable->clear();
+  for (int r = 0; r < static_cast<int>(arrivals_.size()); ++r) {
+    if (arrivals_[r].fd < 0) continue;
+    pollFds_.push_back({arrivals_[r].fd, POLLIN, 0});
+    pollRanks_.push_back(r);
+  }
+  if (pollFds_.empty()) return true;
+  if (poll(pollFds_.data(), pollFds_.size(), waitMs) < 0) return errno == EINTR;
+  for (size_t i = 0; i < pollFds_.size(); ++i)
+    if (pollFds_[i].revents != 0) readable->push_back(pollRanks_[i]);
+  return true;
+}
+
 std::string RootJob::arrivedRankDied() {
   // An arrived rank sends nothing until the table: readable means closed.
-  for (int r = 0; r < nranks_; ++r) {
-    pollfd p{arrivals_[r].fd, POLLIN, 0};
-    if (p.fd >= 0 && poll(&p, 1, 0) > 0)
-      return "rank " + std::to_string(r) + " (" + fromWire(arrivals_[r].listen).str() +
-             ") died before every rank arrived";
-  }
-  return "";
+  std::vector<int> closed;
+  if (!pollArrived(0, &closed) || closed.empty()) return "";
+  const int r = closed.front();
+  return "rank " + std::to_string(r) + " (" + fromWire(arrivals_[r].listen).str() +
+         ") died before every rank arrived";
 }
 
 void RootJob::reply(int fd, int32_t status, const std::string& text,
@@ -226,25 +246,24 @@ void RootJob::run() {
   watchInit();
 }
 
-std::string RootJob::readReport(int r) {
+bool RootJob::readReport(int r, std::string* sentence, bool* died) {
   // The ready path allocates nothing: it may run while the ranks' first
   // calls do, which must not allocate (tests/unit/hot_path_alloc_test.cc).
   InitReport rep{};
   const Deadline d = Deadline::after(1.0);
   bool read = recvAll(arrivals_[r].fd, &rep, sizeof(rep), d, nullptr, "a rank") == weftSuccess;
-  if (read && rep.status == 0) return "";
+  if (read && rep.status == 0) return false;
   std::string text;
   if (read) {
     text.assign(std::min(rep.bytes, kMaxNoticeBytes), '\0');
     read = recvAll(arrivals_[r].fd, &text[0], text.size(), d, nullptr, "a rank") == weftSuccess;
   }
-  const std::string who =
-      "rank " + std::to_string(r) + " (" + fromWire(arrivals_[r].listen).str() + ")";
-  if (!read)
-    return who +
-           " died during initialisation (its connection to the rendezvous root closed before it "
-           "finished)";
-  return who + " failed its initialisation: " + text;
+  *died = !read;
+  *sentence = "rank " + std::to_string(r) + " (" + fromWire(arrivals_[r].listen).str() + ")" +
+              (read ? " failed its initialisation: " + text
+                    : " died during initialisation (its connection to the rendezvous root "
+                      "closed before it finished)");
+  return true;
 }
 
 void RootJob::watchInit() {
@@ -255,24 +274,23 @@ void RootJob::watchInit() {
   // Init after the rendezvous is a series of steps each bounded by
   // WEFT_TIMEOUT; watching for a few of them covers every slow but live job.
   const Deadline until = Deadline::after(4 * deadline_.seconds());
-  std::vector<pollfd> fds;
-  for (;;) {
-    fds.clear();
-    for (const Arrival& a : arrivals_)
-      if (a.fd >= 0) fds.push_back({a.fd, POLLIN, 0});
-    if (fds.empty()) return;  // every rank finished
-    if (until.expired()) break;
-    if (poll(fds.data(), fds.size(), until.remainingMs(1000)) < 0 && errno != EINTR) break;
-    for (const pollfd& p : fds) {
-      if (p.revents == 0) continue;
-      int r = 0;
-      while (arrivals_[r].fd != p.fd) ++r;
-      std::string failure = readReport(r);
+  // Sized now, so that reading the ranks' reports allocates nothing.
+  std::vector<int> readable;
+  readable.reserve(arrivals_.size());
+  pollFds_.reserve(arrivals_.size());
+  pollRanks_.reserve(arrivals_.size());
+  std::string failure;
+  bool died = false;
+  while (!until.expired()) {
+    if (!pollArrived(until.remainingMs(1000), &readable)) break;
+    if (pollFds_.empty()) return;  // every rank finished
+    for (int r : readable) {
+      const bool failed = readReport(r, &failure, &died);
       closeFd(&arrivals_[r].fd);
-      if (failure.empty()) continue;
+      if (!failed) continue;
       BroadcastScope scope;
       // A death is logged nowhere else; a failure, by the rank that failed.
-      if (failure.find(" died during") != std::string::npos)
+      if (died)
         WEFT_WARN(BOOTSTRAP, "root: %s", failure.c_str());
       else
         WEFT_INFO(BOOTSTRAP, "root: %s", failure.c_str());

@@ -152,10 +152,11 @@ weftResult_t uniqueIdForLaunch(const LaunchEnv& env, UniqueIdBody* body) {
     // number that is not one of this host's (behind NAT, say).
     SockAddr bound;
     const bool sameUser = (body->flags & kIdSameUserOnly) != 0;
+    const bool numeric = numericHost(env.rootAddr);
     weftResult_t r = weftInvalidArgument;
-    if (numericHost(env.rootAddr)) r = RootServer::start(root, body->secret, sameUser, &bound);
-    if (r != weftSuccess && !(numericHost(env.rootAddr) && isLoopback(root))) {
-      if (numericHost(env.rootAddr))
+    if (numeric) r = RootServer::start(root, body->secret, sameUser, &bound);
+    if (r != weftSuccess && !(numeric && isLoopback(root))) {
+      if (numeric)
         WEFT_WARN(BOOTSTRAP,
                   "rank 0 cannot listen on %s (%s): serving the rendezvous on every "
                   "address of this host instead",
