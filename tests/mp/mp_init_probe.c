@@ -15,12 +15,19 @@ static double now(void) {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+static void printFailedAt(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_BOOTTIME, &ts);
+  printf("FAILED-AT %.3f\n", ts.tv_sec + ts.tv_nsec * 1e-9);
+}
+
 int main(void) {
   weftComm_t comm = NULL;
   printf("START\n");
   fflush(stdout);
   weftResult_t r = weftCommInitFromEnv(&comm);
   if (r != weftSuccess) {
+    printFailedAt();
     printf("INIT-FAIL %s: %s\n", weftGetErrorString(r), weftGetLastError(NULL));
     return 1;
   }
@@ -31,6 +38,7 @@ int main(void) {
     float x[2] = {1.0f, now() >= until ? 1.0f : 0.0f};
     r = weftAllReduce(x, x, 2, weftFloat32, weftSum, comm, NULL);
     if (r != weftSuccess) {
+      printFailedAt();
       printf("CALL-FAIL %s: %s\n", weftGetErrorString(r), weftGetLastError(comm));
       weftCommAbort(comm);
       return 1;
