@@ -28,6 +28,11 @@ void reduceElements(weftDataType_t dt, weftRedOp_t op, void* dst, const void* a,
 // floats divide in their own precision, float16/bfloat16 in float32 and round.
 void finishAverage(weftDataType_t dt, void* buf, size_t count, int nranks);
 
+// dst[i] = src[i] * scalar, `scalar` one element of dt, with weftProd's
+// arithmetic (wrapping integers, float16/bfloat16 through float32). dst may
+// be src. The multiply of weftRedOpCreatePreMulSum's ops.
+void scaleElements(weftDataType_t dt, void* dst, const void* src, size_t count, const void* scalar);
+
 // out = in(0) op in(1) op ... op in(n-1), combined left to right: the one order
 // every rank uses, so that all compute bitwise the same result. n >= 2; `out`
 // may be in(0) or in(1) (elementwise aliasing), but no later input.

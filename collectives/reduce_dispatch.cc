@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/config.h"
+#include "base/datatype.h"
 #include "base/log.h"
 #include "collectives/reduce_isa.h"
 
@@ -94,7 +95,7 @@ bool reduceIsaSupported(ReduceIsa isa) { return tableOf(isa) != nullptr && cpuRu
 
 bool reduceArgsKnown(weftDataType_t dt, weftRedOp_t op) {
   return static_cast<int>(dt) >= 0 && static_cast<int>(dt) < weftNumTypes &&
-         static_cast<int>(op) >= 0 && static_cast<int>(op) < weftNumOps;
+         static_cast<int>(op) >= 0 && static_cast<int>(op) < weftNumOps && redOpApplies(dt, op);
 }
 
 ReduceIsa reduceIsaActive() {

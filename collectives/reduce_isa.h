@@ -20,7 +20,8 @@ using CombineKernel = void (*)(void* dst, const void* a, const void* b, size_t c
 using DivideKernel = void (*)(void* buf, size_t count, int nranks);
 
 struct ReduceKernels {
-  CombineKernel combine[weftNumTypes][weftNumOps];  // the weftAvg entry is the sum
+  // The weftAvg entry is the sum; the bitwise ops are null for the float types.
+  CombineKernel combine[weftNumTypes][weftNumOps];
   DivideKernel divide[weftNumTypes];
 };
 
@@ -41,7 +42,8 @@ ReduceIsa reduceIsaActive();
 // The table of reduceIsaActive().
 const ReduceKernels& reduceKernelsActive();
 
-// True for a datatype and op inside weft's enums (the tables' bounds).
+// True for a datatype and op inside weft's enums (the tables' bounds) that
+// the tables combine (no bitwise op on a float type).
 bool reduceArgsKnown(weftDataType_t dt, weftRedOp_t op);
 
 // reduceElements / finishAverage through one named variant (tests, benchmarks).

@@ -127,6 +127,9 @@ constexpr void setIntegerKernels(ReduceKernels& k, weftDataType_t dt) {
   k.combine[dt][weftMax] = &combineKernel<T, V, MaxOp>;
   k.combine[dt][weftMin] = &combineKernel<T, V, MinOp>;
   k.combine[dt][weftAvg] = k.combine[dt][weftSum];
+  k.combine[dt][weftBand] = &combineKernel<Unsigned, UV, AndOp>;
+  k.combine[dt][weftBor] = &combineKernel<Unsigned, UV, OrOp>;
+  k.combine[dt][weftBxor] = &combineKernel<Unsigned, UV, XorOp>;
   k.divide[dt] = &divideIntegers<T>;
 }
 

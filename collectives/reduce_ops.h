@@ -2,7 +2,8 @@
 // scalars and GCC vectors alike (`V` is either), so that every ISA variant
 // computes each output element with the very same operation:
 //   - integers: sum and prod wrap (the kernels run them on the unsigned type of
-//     the same width); max and min compare in the element's own type;
+//     the same width); max and min compare in the element's own type; band,
+//     bor and bxor act on the bits (integers only);
 //   - float32/float64: IEEE sum, prod, division; max(a, b) = a < b ? b : a and
 //     min(a, b) = b < a ? b : a (so on equal values such as -0 and +0 the first
 //     operand wins); a NaN in either operand gives NaN, and every NaN result is
@@ -85,6 +86,25 @@ struct MinOp {
   template <typename V>
   static V apply(V a, V b) {
     return b < a ? b : a;
+  }
+};
+// Bitwise ops, for the integer types only (on GCC vectors lane by lane).
+struct AndOp {
+  template <typename V>
+  static V apply(V a, V b) {
+    return static_cast<V>(a & b);
+  }
+};
+struct OrOp {
+  template <typename V>
+  static V apply(V a, V b) {
+    return static_cast<V>(a | b);
+  }
+};
+struct XorOp {
+  template <typename V>
+  static V apply(V a, V b) {
+    return static_cast<V>(a ^ b);
   }
 };
 // The float forms also pick b when b is NaN, so that a NaN in either operand

@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "collectives/kernels/cuda_kernels.h"
 #include "collectives/kernels/device_types.cuh"
@@ -112,8 +113,21 @@ int launchOp(weftRedOp_t op, void* dst, const void* const* srcs, int nsrc, size_
     case weftAvg:
       return launch<T, dev::OpSum>(dst, srcs, nsrc, count, true, stream);
     default:
-      return cudaErrorInvalidValue;
+      break;
   }
+  if constexpr (std::is_integral_v<T>) {  // the bitwise ops take integers only
+    switch (op) {
+      case weftBand:
+        return launch<T, dev::OpBand>(dst, srcs, nsrc, count, false, stream);
+      case weftBor:
+        return launch<T, dev::OpBor>(dst, srcs, nsrc, count, false, stream);
+      case weftBxor:
+        return launch<T, dev::OpBxor>(dst, srcs, nsrc, count, false, stream);
+      default:
+        break;
+    }
+  }
+  return cudaErrorInvalidValue;
 }
 
 }  // namespace

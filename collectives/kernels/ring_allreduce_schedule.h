@@ -179,6 +179,25 @@ struct OpMin {
     return b < a ? b : a;
   }
 };
+// Bitwise ops: integer types only.
+struct OpBand {
+  template <typename T>
+  WEFT_HD static T apply(T a, T b) {
+    return static_cast<T>(a & b);
+  }
+};
+struct OpBor {
+  template <typename T>
+  WEFT_HD static T apply(T a, T b) {
+    return static_cast<T>(a | b);
+  }
+};
+struct OpBxor {
+  template <typename T>
+  WEFT_HD static T apply(T a, T b) {
+    return static_cast<T>(a ^ b);
+  }
+};
 
 }  // namespace dev
 }  // namespace weft

@@ -83,8 +83,23 @@ typedef enum {
   weftMax = 2,
   weftMin = 3,
   weftAvg = 4, /* sum / nranks; integers divide the wrapped sum (docs/api.md) */
-  weftNumOps = 5
+  /* Bitwise and, or, exclusive or: integer datatypes only (weft's, not NCCL's). */
+  weftBand = 5,
+  weftBor = 6,
+  weftBxor = 7,
+  weftNumOps = 8,
+  /* Ops made by weftRedOpCreatePreMulSum take values from weftNumOps up. */
+  weftMaxRedOp = 0x7fffffff
 } weftRedOp_t;
+
+/* Where the scalar of weftRedOpCreatePreMulSum lives, as in NCCL. */
+typedef enum {
+  /* Device memory (or any memory the GPU and host can read), read when each
+   * call using the op runs: a kernel may write it on the call's stream first. */
+  weftScalarDevice = 0,
+  /* Host memory, read once by weftRedOpCreatePreMulSum. */
+  weftScalarHostImmediate = 1
+} weftScalarResidence_t;
 
 /* Opaque 128 bytes, copied verbatim between ranks (MPI_Bcast, a file, the
  * environment as text). Holds the root's address and the job's random secret;
@@ -149,6 +164,17 @@ weftResult_t weftCommGetAsyncError(weftComm_t comm, weftResult_t* asyncError);
  * the ring also takes only sum, prod, max and min. */
 weftResult_t weftCommGpuCtas(const weftComm_t comm, size_t count, weftDataType_t datatype,
                              int* ctas);
+
+/* ---- user-created reduction ops ----------------------------------------- */
+/* An op that multiplies each rank's input by `scalar` (one element of
+ * `datatype`, this rank's own value), then sums: out = sum_r scalar_r * in_r.
+ * Usable by allreduce, reduce-scatter and reduce of `datatype` on `comm`
+ * only, host or CUDA buffers, until weftRedOpDestroy. Creating one is local
+ * (no communication); each rank passes its own op to the call. */
+weftResult_t weftRedOpCreatePreMulSum(weftRedOp_t* op, void* scalar, weftDataType_t datatype,
+                                      weftScalarResidence_t residence, weftComm_t comm);
+/* Frees an op of weftRedOpCreatePreMulSum; calls already issued keep theirs. */
+weftResult_t weftRedOpDestroy(weftRedOp_t op, weftComm_t comm);
 
 /* ---- collectives (blocking on host memory when stream is NULL) ---------- */
 weftResult_t weftAllReduce(const void* sendbuff, void* recvbuff, size_t count,

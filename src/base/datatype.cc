@@ -63,11 +63,33 @@ const char* redOpName(weftRedOp_t op) {
       return "min";
     case weftAvg:
       return "avg";
+    case weftBand:
+      return "band";
+    case weftBor:
+      return "bor";
+    case weftBxor:
+      return "bxor";
+    case kOpPreMulSum:
+      return "premulsum";
     default:
       return "unknown";
   }
 }
 
 bool datatypeReducible(weftDataType_t dt) { return datatypeSize(dt) != 0; }
+
+bool datatypeInteger(weftDataType_t dt) {
+  switch (dt) {
+    case weftInt8:
+    case weftUint8:
+    case weftInt32:
+    case weftUint32:
+    case weftInt64:
+    case weftUint64:
+      return true;
+    default:
+      return false;
+  }
+}
 
 }  // namespace weft

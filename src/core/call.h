@@ -26,6 +26,15 @@ int rawEnum(const E& value) {
   return raw;
 }
 
+// The scalar of a kOpPreMulSum call (base/datatype.h), one element of the
+// call's datatype: `value`, or, for a weftScalarDevice op, read from `read`
+// when the call runs (the stream path points it at a pinned copy the stream
+// made in order, device/staging_plan.h).
+struct PreMulScalar {
+  const void* read = nullptr;
+  unsigned char value[8] = {};
+};
+
 struct Call {
   CollKind kind = CollKind::kAllReduce;
   CollArgs args;  // count is per rank as the API defines it; args.root for rooted kinds
@@ -38,6 +47,7 @@ struct Call {
   // is classified once: the stream path plans its staging from these.
   PointerInfo buffers[2];
   bool classified = false;  // buffers[] is set (always, for a validated call on a stream)
+  PreMulScalar premul;      // when args.op is kOpPreMulSum
 };
 
 // "allreduce #12 (1024 x float, sum)" for error sentences.

@@ -22,6 +22,7 @@
 #include "collectives/local_copy.h"
 #include "collectives/p2p_workspace.h"
 #include "collectives/tuner.h"
+#include "core/premul_op.h"
 #include "core/request.h"
 #include "device/gpu_peer_ring.h"
 #include "device/staging_pool.h"
@@ -120,6 +121,7 @@ struct weftComm {
   uint32_t collSeq = 0;
   weft::CallCheck check;
   uint32_t createCalls = 0;  // split/shrink calls so far (core/create_vote.h)
+  weft::UserRedOps userOps;  // weftRedOpCreatePreMulSum's ops (core/premul_op.h)
   // API calls inside the communicator right now; abort waits for them to leave
   // before freeing it (they leave quickly once `aborted` is set).
   std::atomic<int> activeCalls{0};

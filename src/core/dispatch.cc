@@ -3,6 +3,8 @@
 // calls, and turns transport failures into a broken communicator with a
 // sentence that names the call.
 #include <cstdio>
+#include <cstring>
+#include <vector>
 
 #include "base/error.h"
 #include "collectives/header_plan.h"
@@ -30,7 +32,34 @@ std::string describeCall(const Call& c) {
 
 namespace {
 
+// A kOpPreMulSum call (core/premul_op.h): this rank's input times its scalar,
+// then a sum. The scaled input goes to recvbuff where the call's output covers
+// the whole input (allreduce; reduce on the root), else to scratch memory:
+// the caller's sendbuff is never written.
+weftResult_t runPreMulSum(weftComm* comm, const Call& call) {
+  const CollArgs& a = call.args;
+  const size_t bytes = a.count * datatypeSize(a.datatype);
+  const size_t inBytes = call.kind == CollKind::kReduceScatter ? bytes * comm->nranks : bytes;
+  unsigned char scalar[sizeof call.premul.value];
+  std::memcpy(scalar, call.premul.read != nullptr ? call.premul.read : call.premul.value,
+              datatypeSize(a.datatype));
+  Call run = call;
+  run.args.op = weftSum;
+  std::vector<char> scratch;
+  const bool intoRecv =
+      call.kind == CollKind::kAllReduce || (call.kind == CollKind::kReduce && comm->rank == a.root);
+  void* scaled = a.recvbuff;
+  if (!intoRecv) {
+    scratch.resize(inBytes);
+    scaled = scratch.data();
+  }
+  scaleElements(a.datatype, scaled, a.sendbuff, inBytes / datatypeSize(a.datatype), scalar);
+  run.args.sendbuff = scaled;  // in place for allreduce and reduce, apart for reduce-scatter
+  return runSelected(comm, run, bytes);
+}
+
 weftResult_t runCollectiveOn(weftComm* comm, const Call& call) {
+  if (call.args.op == kOpPreMulSum) return runPreMulSum(comm, call);
   return runSelected(comm, call, call.args.count * datatypeSize(call.args.datatype));
 }
 

@@ -25,6 +25,21 @@ bool reduces(CollKind k) {
 
 namespace {
 
+// The op of a reducing call, once the datatype is known to be weft's.
+weftResult_t checkOp(const char* fn, const CollArgs& a, int rawOp) {
+  // kOpPreMulSum: an op handle validateCall resolved (core/premul_op.h).
+  if (rawOp < 0 || (rawOp >= weftNumOps && a.op != kOpPreMulSum))
+    return setError(weftInvalidArgument, "%s: op=%d is not a weftRedOp_t", fn, rawOp);
+  if (!datatypeReducible(a.datatype))
+    return setError(weftInvalidArgument, "%s: datatype=%s cannot be reduced on host memory yet", fn,
+                    datatypeName(a.datatype));
+  if (a.op != kOpPreMulSum && !redOpApplies(a.datatype, a.op))
+    return setError(weftInvalidArgument,
+                    "%s: op=%s applies to the integer datatypes only, not to datatype=%s", fn,
+                    redOpName(a.op), datatypeName(a.datatype));
+  return weftSuccess;
+}
+
 weftResult_t validateArgs(weftComm* comm, const char* fn, const Call& call) {
   const CollArgs& a = call.args;
   const int n = comm->nranks, me = comm->rank;
@@ -35,13 +50,7 @@ weftResult_t validateArgs(weftComm* comm, const char* fn, const Call& call) {
   if (rawType < 0 || rawType >= weftNumTypes)
     return setError(weftInvalidArgument, "%s: datatype=%d is not a weftDataType_t", fn, rawType);
   size_t esize = datatypeSize(a.datatype);
-  if (reduces(call.kind)) {
-    if (rawOp < 0 || rawOp >= weftNumOps)
-      return setError(weftInvalidArgument, "%s: op=%d is not a weftRedOp_t", fn, rawOp);
-    if (!datatypeReducible(a.datatype))
-      return setError(weftInvalidArgument, "%s: datatype=%s cannot be reduced on host memory yet",
-                      fn, datatypeName(a.datatype));
-  }
+  if (reduces(call.kind)) WEFT_CHECK(checkOp(fn, a, rawOp));
   if (call.kind == CollKind::kBroadcast || call.kind == CollKind::kReduce) {
     if (a.root < 0 || a.root >= n)
       return setError(weftInvalidArgument, "%s: root=%d is not a rank of this communicator (0..%d)",
@@ -106,6 +115,8 @@ weftResult_t validateArgs(weftComm* comm, const char* fn, const Call& call) {
 }  // namespace
 
 weftResult_t validateCall(weftComm* comm, const char* fn, Call* call, weftStream_t stream) {
+  if (reduces(call->kind) && rawEnum(call->args.op) >= weftNumOps)
+    WEFT_CHECK(resolveUserOp(comm, fn, call, stream));
   WEFT_CHECK(validateArgs(comm, fn, *call));
   return checkCallBuffers(comm, fn, call, stream);
 }

@@ -76,6 +76,14 @@ void planCall(const Call& call, int rank, int nranks, bool allPinned, size_t* cu
   *out = StagedCall();
   out->call = call;
   const CollArgs& a = call.args;
+  if (a.op == kOpPreMulSum && call.premul.read != nullptr) {
+    // The scalar is copied in stream order with the inputs: what a kernel
+    // wrote there before the call is what the call multiplies by.
+    out->scalarOffset = take(cursor, sizeof call.premul.value);
+    out->in.push_back(
+        {const_cast<void*>(call.premul.read), out->scalarOffset, datatypeSize(a.datatype)});
+    out->copiesScalar = true;
+  }
   if (allPinned || call.kind == CollKind::kBarrier || a.count == 0) return;
   out->staged = true;
   const size_t b = a.count * datatypeSize(a.datatype);
@@ -146,6 +154,7 @@ void planCall(const Call& call, int rank, int nranks, bool allPinned, size_t* cu
 }
 
 void placeCall(StagedCall* sc, char* base) {
+  if (sc->copiesScalar) sc->call.premul.read = base + sc->scalarOffset;
   if (!sc->staged) return;
   CollArgs& a = sc->call.args;
   const bool sends = sc->call.kind != CollKind::kRecv;

@@ -37,6 +37,8 @@ struct StagedCall {
   Call call;            // what the progress thread runs
   bool staged = false;  // false: runs on the caller's pinned buffers as they are
   size_t sendOffset = 0, recvOffset = 0;
+  bool copiesScalar = false;  // a weftScalarDevice op's scalar, copied to scalarOffset
+  size_t scalarOffset = 0;
   std::vector<StagedCopy> in, out;
 };
 

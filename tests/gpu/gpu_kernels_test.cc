@@ -96,6 +96,7 @@ TEST_F(Gpu, ReduceKernelMatchesHostReferenceForEveryTypeAndOp) {
     for (int o = 0; o < weftNumOps; ++o) {
       const auto type = static_cast<weftDataType_t>(t);
       const auto op = static_cast<weftRedOp_t>(o);
+      if (!reduce_ref::applies(type, op)) continue;  // a bitwise op on a float type
       const size_t bytes = n * sizeOf(type);
       auto a = finiteInputs(type, n, 11 * t + o);
       auto b = finiteInputs(type, n, 13 * t + o + 1);

@@ -1,11 +1,12 @@
 // Allreduce across processes: float, double, int32 and int64 x sum, prod, min,
-// max and avg, for counts 0, 1, 7 and a large odd count (more than one ring
-// chunk per segment), in and out of place, at vector-misaligned element
+// max and avg (and band, bor, bxor for the integers), for counts 0, 1, 7 and a large odd count
+// (more than one ring chunk per segment), in and out of place, at vector-misaligned element
 // offsets; then one 64 MiB float sum. Every rank checks the whole result
 // against a reference it computes from the known inputs of all ranks, checks
 // the guard bytes behind the output, and that an out-of-place input is intact.
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "mp_common.h"
@@ -14,7 +15,8 @@
 namespace mp {
 namespace {
 
-constexpr weftRedOp_t kOps[] = {weftSum, weftProd, weftMin, weftMax, weftAvg};
+constexpr weftRedOp_t kOps[] = {weftSum, weftProd, weftMin, weftMax,
+                                weftAvg, weftBand, weftBor, weftBxor};
 
 template <typename T>
 std::string show(T v) {
@@ -75,6 +77,8 @@ template <typename T>
 bool checkType(const Job& job, Log& log) {
   const size_t counts[] = {0, 1, 7, job.largeCount};
   for (weftRedOp_t op : kOps) {
+    if (!std::is_integral<T>::value && (op == weftBand || op == weftBor || op == weftBxor))
+      continue;  // the bitwise ops take integers only
     for (size_t count : counts) {
       std::vector<T> want = reduceReference<T>(op, job.nranks, count);
       for (const Placement& pl : kPlacements)

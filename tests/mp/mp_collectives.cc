@@ -2,9 +2,9 @@
 //   weft-run -n N mp_collectives [--large-count C] [--huge-mib M]
 //   mpirun -np N mp_collectives --mpi [...]          (builds with MPI)
 // Each rank checks allreduce, allgather, the async forms, buffers reused at
-// once after a call, calls overlapping from two threads (refused), and cross-rank bitwise
-// reproducibility against references it computes on its
-// own, prints one line per failing case, and exits 1 when any rank saw a failure.
+// once after a call, calls overlapping from two threads (refused), cross-rank bitwise
+// reproducibility, and the ops of weftRedOpCreatePreMulSum, against references it
+// computes on its own, prints one line per failing case, and exits 1 when any rank saw a failure.
 #include <weft/weft.h>
 
 #include <chrono>
@@ -78,6 +78,7 @@ int main(int argc, char** argv) {
   mp::checkDeterminism(job, log);
   mp::checkReuse(job, log);
   mp::checkOverlap(job, log);
+  mp::checkPreMulSum(job, log);
 
   // Every rank reports the job's verdict, not only its own.
   int32_t mine = log.failures(), total = -1;

@@ -142,6 +142,12 @@ const char* opName(weftRedOp_t op) {
       return "min";
     case weftAvg:
       return "avg";
+    case weftBand:
+      return "band";
+    case weftBor:
+      return "bor";
+    case weftBxor:
+      return "bxor";
     default:
       return "?";
   }

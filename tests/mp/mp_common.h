@@ -147,7 +147,8 @@ void checkAllReduce(const Job& job, Log& log);
 void checkAllGather(const Job& job, Log& log);
 void checkAsync(const Job& job, Log& log);
 void checkDeterminism(const Job& job, Log& log);
-void checkReuse(const Job& job, Log& log);    // mp_reuse.cc
-void checkOverlap(const Job& job, Log& log);  // mp_overlap.cc
+void checkReuse(const Job& job, Log& log);      // mp_reuse.cc
+void checkOverlap(const Job& job, Log& log);    // mp_overlap.cc
+void checkPreMulSum(const Job& job, Log& log);  // mp_premul.cc
 
 }  // namespace mp

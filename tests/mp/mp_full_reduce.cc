@@ -74,6 +74,7 @@ bool checkReduceFull(const Job& job, Log& log) {
   for (weftDataType_t dt : kAllTypes) {
     if (!dtReducible(dt)) continue;
     for (weftRedOp_t op : kAllOps) {
+      if (!opApplies(dt, op)) continue;
       for (size_t count : counts) {
         std::vector<unsigned char> want(count * dtSize(dt) + 1);
         fillReduceExpected(dt, op, job.nranks, 0, count, want.data());

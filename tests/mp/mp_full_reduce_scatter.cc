@@ -68,9 +68,10 @@ bool checkReduceScatterFull(const Job& job, Log& log) {
   for (weftDataType_t dt : kAllTypes) {
     if (!dtReducible(dt)) continue;
     for (weftRedOp_t op : kAllOps)
-      for (size_t count : counts)
-        for (int form = 0; form < 3; ++form)  // out of place, scribbled, in place + scribbled
-          if (!reduceScatterCase(job, log, dt, op, count, form == 2, form > 0)) return false;
+      if (opApplies(dt, op))
+        for (size_t count : counts)
+          for (int form = 0; form < 3; ++form)  // out of place, scribbled, in place + scribbled
+            if (!reduceScatterCase(job, log, dt, op, count, form == 2, form > 0)) return false;
   }
   return true;
 }

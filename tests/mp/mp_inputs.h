@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 namespace mp {
@@ -24,6 +25,13 @@ T reduceInput(weftRedOp_t op, int r, size_t i) {
     case weftMax:
     case weftMin:
       return static_cast<T>(static_cast<int>((i * 31 + ur * 17) % 201) - 100);
+    case weftBand:  // each rank clears one bit of 0x7f: the and keeps the others
+      return static_cast<T>(0x7f & ~(1 << ((i + 2 * ur) % 7)));
+    case weftBor:  // each rank sets one bit
+      return static_cast<T>(1 << ((i * 3 + ur) % 7));
+    case weftBxor:  // signed inputs mix negative values in
+      return static_cast<T>(static_cast<int>((i * 7 + ur * 13) % 128) -
+                            (std::is_signed<T>::value ? 64 : 0));
     default:  // sum, avg: |sum| <= 20 * nranks
       return static_cast<T>(static_cast<int>((i * 7 + ur * 13) % 41) - 20);
   }
@@ -38,6 +46,12 @@ T combine(weftRedOp_t op, T a, T b) {
       return a > b ? a : b;
     case weftMin:
       return a < b ? a : b;
+    case weftBand:
+    case weftBor:
+    case weftBxor:
+      if constexpr (std::is_integral<T>::value)
+        return static_cast<T>(op == weftBand ? a & b : op == weftBor ? a | b : a ^ b);
+      return a;  // integers only
     default:
       return static_cast<T>(a + b);
   }

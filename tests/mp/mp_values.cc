@@ -176,7 +176,19 @@ std::string showElem(weftDataType_t dt, const void* p, size_t k) {
 // repeat along the index with this period, so
 // fills compute one period and copy it (fast even for the large counts).
 size_t periodOf(weftRedOp_t op) {
-  return op == weftProd ? 7 : op == weftMax || op == weftMin ? 201 : 41;
+  switch (op) {
+    case weftProd:
+    case weftBand:
+    case weftBor:
+      return 7;
+    case weftMax:
+    case weftMin:
+      return 201;
+    case weftBxor:
+      return 128;
+    default:
+      return 41;
+  }
 }
 
 // Repeats the first `have` bytes of dst until `total` bytes are filled.
@@ -201,6 +213,7 @@ uint64_t mix(uint64_t x) {  // splitmix64's finaliser
 size_t dtSize(weftDataType_t dt) { return weft::datatypeSize(dt); }
 const char* dtName(weftDataType_t dt) { return weft::datatypeName(dt); }
 bool dtReducible(weftDataType_t dt) { return weft::datatypeReducible(dt); }
+bool opApplies(weftDataType_t dt, weftRedOp_t op) { return weft::redOpApplies(dt, op); }
 
 uint16_t floatToHalfBits(float f) {
   uint32_t x;
@@ -260,6 +273,11 @@ uint16_t floatToBf16Bits(float f) {
     case weftMax:
     case weftMin:
       return static_cast<int64_t>((i * 31 + ur * 17) % 201);
+    case weftBand:
+    case weftBor:
+      return reduceInput<int64_t>(op, r, i);  // non-negative already
+    case weftBxor:
+      return static_cast<int64_t>((i * 7 + ur * 13) % 128);
     default:
       return static_cast<int64_t>((i * 7 + ur * 13) % 41);
   }
@@ -289,6 +307,12 @@ void fillReduceExpected(weftDataType_t dt, weftRedOp_t op, int nranks, size_t fi
         acc = v > acc ? v : acc;
       else if (op == weftMin)
         acc = v < acc ? v : acc;
+      else if (op == weftBand)
+        acc &= v;
+      else if (op == weftBor)
+        acc |= v;
+      else if (op == weftBxor)
+        acc ^= v;  // on sign-extended values: the low bits are T's xor
       else
         acc += v;
     }

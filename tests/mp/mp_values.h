@@ -19,12 +19,15 @@ namespace mp {
 constexpr weftDataType_t kAllTypes[] = {weftInt8,    weftUint8,   weftInt32,   weftUint32,
                                         weftInt64,   weftUint64,  weftFloat16, weftFloat32,
                                         weftFloat64, weftBfloat16};
-constexpr weftRedOp_t kAllOps[] = {weftSum, weftProd, weftMax, weftMin, weftAvg};
+constexpr weftRedOp_t kAllOps[] = {weftSum, weftProd, weftMax, weftMin,
+                                   weftAvg, weftBand, weftBor, weftBxor};
 
 size_t dtSize(weftDataType_t dt);
 const char* dtName(weftDataType_t dt);
 // False for half and bfloat16 in builds whose host reductions cannot reduce them yet.
 bool dtReducible(weftDataType_t dt);
+// False for a bitwise op on a float type (weft refuses the call).
+bool opApplies(weftDataType_t dt, weftRedOp_t op);
 
 uint16_t floatToHalfBits(float f);
 float halfBitsToFloat(uint16_t h);

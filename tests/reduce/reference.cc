@@ -90,6 +90,12 @@ T integerOp(weftRedOp_t op, T a, T b) {
       return a > b ? a : (b > a ? b : a);
     case weftMin:
       return a < b ? a : (b < a ? b : a);
+    case weftBand:
+      return static_cast<T>(static_cast<U>(a) & static_cast<U>(b));
+    case weftBor:
+      return static_cast<T>(static_cast<U>(a) | static_cast<U>(b));
+    case weftBxor:
+      return static_cast<T>(static_cast<U>(a) ^ static_cast<U>(b));
     default:
       return static_cast<T>(static_cast<U>(x + y));
   }
@@ -221,6 +227,13 @@ void divide(weftDataType_t dt, uint8_t* buf, size_t n, int nranks) {
     default:
       return;
   }
+}
+
+bool applies(weftDataType_t dt, weftRedOp_t op) {
+  const bool bitwise = op == weftBand || op == weftBor || op == weftBxor;
+  const bool floating =
+      dt == weftFloat16 || dt == weftFloat32 || dt == weftFloat64 || dt == weftBfloat16;
+  return !(bitwise && floating);
 }
 
 }  // namespace reduce_ref

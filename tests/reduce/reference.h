@@ -24,6 +24,8 @@ uint16_t encodeBf16(float value);
 // (unaligned storage is fine). weftAvg combines as a sum.
 void combine(weftDataType_t dt, weftRedOp_t op, const uint8_t* a, const uint8_t* b, uint8_t* out,
              size_t count);
+// True when op applies to dt: the bitwise ops take the integer types only.
+bool applies(weftDataType_t dt, weftRedOp_t op);
 // buf = buf / nranks (the end of weftAvg).
 void divide(weftDataType_t dt, uint8_t* buf, size_t count, int nranks);
 

@@ -265,7 +265,48 @@ TEST(ReduceMetadata, SizesNamesAndReducibility) {
   EXPECT_FALSE(weft::datatypeReducible(weftNumTypes));
   EXPECT_STREQ(weft::datatypeName(weftUint64), "uint64");
   EXPECT_STREQ(weft::redOpName(weftAvg), "avg");
-  EXPECT_STREQ(weft::redOpName(weftNumOps), "unknown");
+  EXPECT_STREQ(weft::redOpName(static_cast<weftRedOp_t>(weftNumOps + 1)), "unknown");
+}
+
+TEST(ReduceBitwise, IntegersOnly) {
+  int32_t a[] = {0x0ff0, -1, 6}, b[] = {0x00ff, 5, 3}, d[3];
+  weft::reduceElements(weftInt32, weftBand, d, a, b, 3);
+  EXPECT_EQ(d[0], 0x00f0);
+  EXPECT_EQ(d[1], 5);
+  EXPECT_EQ(d[2], 2);
+  weft::reduceElements(weftInt32, weftBor, d, a, b, 3);
+  EXPECT_EQ(d[0], 0x0fff);
+  EXPECT_EQ(d[1], -1);
+  weft::reduceElements(weftInt32, weftBxor, d, a, b, 3);
+  EXPECT_EQ(d[0], 0x0f0f);
+  EXPECT_EQ(d[1], -6);
+  // No float kernel: the call leaves the output alone (validation refuses it first).
+  float x[] = {1.0f}, y[] = {2.0f}, z[] = {7.0f};
+  weft::reduceElements(weftFloat32, weftBand, z, x, y, 1);
+  EXPECT_EQ(z[0], 7.0f);
+  EXPECT_TRUE(weft::redOpApplies(weftUint8, weftBxor));
+  EXPECT_FALSE(weft::redOpApplies(weftBfloat16, weftBor));
+  EXPECT_TRUE(weft::redOpApplies(weftFloat64, weftMax));
+  EXPECT_STREQ(weft::redOpName(weftBxor), "bxor");
+}
+
+TEST(ScaleElements, ProductArithmeticAtEveryLength) {
+  for (size_t n : {0u, 1u, 7u, 1025u, 5000u}) {  // across the 4 KiB run of scalars
+    std::vector<int8_t> in(n), out(n);
+    for (size_t i = 0; i < n; ++i) in[i] = static_cast<int8_t>(i * 37);
+    const int8_t s = -3;
+    weft::scaleElements(weftInt8, out.data(), in.data(), n, &s);
+    for (size_t i = 0; i < n; ++i)
+      ASSERT_EQ(out[i], static_cast<int8_t>(static_cast<uint8_t>(in[i]) * 253u)) << i;
+  }
+  std::vector<double> v{1.5, -2.0, 0.25};
+  const double k = 0.5;
+  weft::scaleElements(weftFloat64, v.data(), v.data(), v.size(), &k);  // in place
+  EXPECT_EQ(v, (std::vector<double>{0.75, -1.0, 0.125}));
+  const uint16_t half3 = 0x4200, halfHalf = 0x3800;  // 3.0 and 0.5 in binary16
+  uint16_t h = half3;
+  weft::scaleElements(weftFloat16, &h, &h, 1, &halfHalf);
+  EXPECT_EQ(h, 0x3E00);  // 1.5
 }
 
 }  // namespace

@@ -136,11 +136,13 @@ class StreamRingOneThread : public ::testing::Test {
 TEST_F(StreamRingOneThread, AllReduceEveryTypeAndOp) {
   for (weftDataType_t dt : mp::kAllTypes) {
     if (!mp::dtReducible(dt)) continue;
-    for (weftRedOp_t op : mp::kAllOps)
+    for (weftRedOp_t op : mp::kAllOps) {
+      if (!mp::opApplies(dt, op)) continue;
       for (size_t count : kCounts)
         for (bool inPlace : {false, true})
           ASSERT_EQ(allReduce(dt, op, count, inPlace), "")
               << mp::dtName(dt) << " op " << op << " x" << count << (inPlace ? " in place" : "");
+    }
   }
 }
 
@@ -150,9 +152,11 @@ TEST_F(StreamRingOneThread, AllGatherAndReduceScatterEveryType) {
       ASSERT_EQ(blocks(true, dt, weftSum, count), "")
           << "allgather " << mp::dtName(dt) << " x" << count;
       if (!mp::dtReducible(dt)) continue;
-      for (weftRedOp_t op : mp::kAllOps)
+      for (weftRedOp_t op : mp::kAllOps) {
+        if (!mp::opApplies(dt, op)) continue;
         ASSERT_EQ(blocks(false, dt, op, count), "")
             << "reduce-scatter " << mp::dtName(dt) << " op " << op << " x" << count;
+      }
     }
 }
 
@@ -195,6 +199,53 @@ TEST_F(StreamRingOneThread, BroadcastAndReduceEveryType) {
       }
       ASSERT_EQ(err, "") << mp::dtName(dt) << " x" << count;
     }
+}
+
+// weftRedOpCreatePreMulSum with the scalar in device memory: the call reads
+// it in stream order, after a copy enqueued before it on the same stream (the
+// scalar is 0 on the device until then), and a host call cannot read it.
+TEST_F(StreamRingOneThread, PreMulSumReadsDeviceScalarInStreamOrder) {
+  const size_t count = 1031;
+  std::vector<float> in[kRanks], want(count, 0.0f);
+  void* buf[kRanks] = {};
+  void* scalarOnDevice[kRanks] = {};
+  float scalar[kRanks] = {2.0f, 0.25f};
+  weftRedOp_t op[kRanks];
+  for (int r = 0; r < kRanks; ++r) {
+    in[r].resize(count);
+    for (size_t i = 0; i < count; ++i) in[r][i] = static_cast<float>((i * 7 + r * 13) % 41) - 20;
+    for (size_t i = 0; i < count; ++i) want[i] += scalar[r] * in[r][i];
+    buf[r] = upload(in[r].data(), count * sizeof(float));
+    const float zero = 0.0f;
+    scalarOnDevice[r] = upload(&zero, sizeof zero);
+    ASSERT_EQ(weftRedOpCreatePreMulSum(&op[r], scalarOnDevice[r], weftFloat32, weftScalarDevice,
+                                       comms_[r]),
+              weftSuccess)
+        << weftGetLastError(comms_[r]);
+  }
+  float host = 1.0f;
+  EXPECT_EQ(weftAllReduce(&host, &host, 1, weftFloat32, op[0], comms_[0], nullptr),
+            weftInvalidArgument);
+  EXPECT_NE(std::string(weftGetLastError(comms_[0])).find("device memory"), std::string::npos)
+      << weftGetLastError(comms_[0]);
+  for (int r = 0; r < kRanks; ++r) {
+    ASSERT_EQ(
+        weft::deviceRuntime()->copyAsync(scalarOnDevice[r], &scalar[r], sizeof(float), streams_[r]),
+        weftSuccess);
+    ASSERT_EQ(weftAllReduce(buf[r], buf[r], count, weftFloat32, op[r], comms_[r], streams_[r]),
+              weftSuccess)
+        << weftGetLastError(comms_[r]);
+  }
+  ASSERT_EQ(syncAndAsync(""), "");
+  for (int r = 0; r < kRanks; ++r) {
+    EXPECT_EQ(mp::compareElems(weftFloat32, download(buf[r], count * sizeof(float)).data(),
+                               want.data(), count),
+              "")
+        << "rank " << r;
+    EXPECT_EQ(weftRedOpDestroy(op[r], comms_[r]), weftSuccess);
+    fake::memFree(buf[r]);
+    fake::memFree(scalarOnDevice[r]);
+  }
 }
 
 }  // namespace
