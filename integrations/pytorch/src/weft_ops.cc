@@ -86,7 +86,8 @@ Submission WeftComm::allreduce(at::Tensor& user, const c10d::ReduceOp& op) {
   const Reduced r = reducedAs(t, op);
   std::lock_guard<std::mutex> lock(mu_);
   weftRequest_t req = nullptr;
-  check(weftAllReduceAsync(t.data_ptr(), t.data_ptr(), r.count, r.type, r.op, comm_, &req),
+  check(weftAllReduceAsync(t.data_ptr(), t.data_ptr(), r.count, r.type, CallOp(comm_, r).op(),
+                           comm_, &req),
         "allreduce");
   s.requests.push_back(req);
   return s;
@@ -136,7 +137,8 @@ Submission WeftComm::reduce(at::Tensor& user, int root, const c10d::ReduceOp& op
   const Reduced r = reducedAs(t, op);
   std::lock_guard<std::mutex> lock(mu_);
   weftRequest_t req = nullptr;
-  check(weftReduceAsync(t.data_ptr(), t.data_ptr(), r.count, r.type, r.op, root, comm_, &req),
+  check(weftReduceAsync(t.data_ptr(), t.data_ptr(), r.count, r.type, CallOp(comm_, r).op(), root,
+                        comm_, &req),
         "reduce");
   s.requests.push_back(req);
   return s;
@@ -196,8 +198,8 @@ Submission WeftComm::reduceScatterBase(at::Tensor& userOutput, at::Tensor& userI
   at::Tensor output = writable(userOutput, "output", false, s);
   std::lock_guard<std::mutex> lock(mu_);
   weftRequest_t req = nullptr;
-  check(weftReduceScatterAsync(input.data_ptr(), output.data_ptr(), r.count, r.type, r.op, comm_,
-                               &req),
+  check(weftReduceScatterAsync(input.data_ptr(), output.data_ptr(), r.count, r.type,
+                               CallOp(comm_, r).op(), comm_, &req),
         "reduce_scatter");
   s.requests.push_back(req);
   return s;
