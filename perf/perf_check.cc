@@ -28,6 +28,12 @@ int64_t Reduce(weftRedOp_t op, int64_t a, int64_t b) {
       return std::max(a, b);
     case weftMin:
       return std::min(a, b);
+    case weftBand:
+      return a & b;
+    case weftBor:
+      return a | b;
+    case weftBxor:
+      return a ^ b;
     default:
       return a + b;
   }
@@ -63,6 +69,12 @@ int64_t PerfInputValue(weftRedOp_t op, int rank, size_t index) {
       return (r * 37 + j * 11) % 127;  // fits int8
     case weftAvg:
       return (j * 3) % 11;  // same on every rank, so the average is exact
+    case weftBand:          // each rank clears one of 7 bits
+      return 0x7f & ~(int64_t{1} << ((r + j) % 7));
+    case weftBor:  // each rank sets one
+      return int64_t{1} << ((r * 3 + j) % 7);
+    case weftBxor:
+      return (r * 7 + j * 3) % 128;
     default:
       return (r * 7 + j * 3) % 11;  // sums stay exact and small
   }

@@ -10,16 +10,17 @@ namespace {
 // Every datatype runs: the host executor reduces all ten. Check values are
 // small integers, exact in every type (up to 256 in bfloat16, 2048 in half).
 const std::vector<PerfTypeInfo> kTypes = {
-    {weftInt8, "int8", 1, true},      {weftUint8, "uint8", 1, true},
-    {weftInt32, "int32", 4, true},    {weftUint32, "uint32", 4, true},
-    {weftInt64, "int64", 8, true},    {weftUint64, "uint64", 8, true},
-    {weftFloat16, "half", 2, true},   {weftFloat32, "float", 4, true},
-    {weftFloat64, "double", 8, true}, {weftBfloat16, "bfloat16", 2, true},
+    {weftInt8, "int8", 1, true, true},       {weftUint8, "uint8", 1, true, true},
+    {weftInt32, "int32", 4, true, true},     {weftUint32, "uint32", 4, true, true},
+    {weftInt64, "int64", 8, true, true},     {weftUint64, "uint64", 8, true, true},
+    {weftFloat16, "half", 2, true, false},   {weftFloat32, "float", 4, true, false},
+    {weftFloat64, "double", 8, true, false}, {weftBfloat16, "bfloat16", 2, true, false},
 };
 
 const std::vector<PerfOpInfo> kOps = {
-    {weftSum, "sum", true}, {weftProd, "prod", true}, {weftMax, "max", true},
-    {weftMin, "min", true}, {weftAvg, "avg", true},
+    {weftSum, "sum", true},       {weftProd, "prod", true},       {weftMax, "max", true},
+    {weftMin, "min", true},       {weftAvg, "avg", true},         {weftBand, "band", true, true},
+    {weftBor, "bor", true, true}, {weftBxor, "bxor", true, true},
 };
 
 struct Alias {

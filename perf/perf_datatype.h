@@ -17,6 +17,7 @@ struct PerfTypeInfo {
   const char* name;       // as printed in the "type" column
   size_t size;            // bytes per element
   bool library_supports;  // false: reported as an error line, never run
+  bool integer;           // the bitwise ops apply
 };
 
 // nullptr when the name is unknown. Accepts nccl-tests names and a few aliases.
@@ -29,6 +30,7 @@ struct PerfOpInfo {
   weftRedOp_t op;
   const char* name;
   bool library_supports;
+  bool integers_only = false;  // the bitwise ops: weft refuses them on float types
 };
 
 const PerfOpInfo* PerfFindOp(const char* name);

@@ -163,6 +163,14 @@ void RunAll(const PerfCollective& collective, const PerfArgs& args, const PerfLa
       continue;
     }
     for (weftRedOp_t op : OpsToRun(collective, args)) {
+      if (PerfOpOf(op).integers_only && !info.integer) {
+        if (args.ops.size() > 1) continue;  // "-o all" runs the ops that apply to the type
+        std::snprintf(message, sizeof(message), "reduction op %s applies to integer types only",
+                      PerfOpOf(op).name);
+        if (launch.rank == 0) PerfPrintErrorLine(message);
+        totals->errors = true;
+        continue;
+      }
       if (!PerfOpOf(op).library_supports) {
         std::snprintf(message, sizeof(message), "reduction op %s is not supported by weft yet",
                       PerfOpOf(op).name);
