@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "base/call_header.h"
 #include "base/config.h"
@@ -120,8 +121,9 @@ struct weftComm {
   // checks every rank makes the same one (base/call_header.h).
   uint32_t collSeq = 0;
   weft::CallCheck check;
-  uint32_t createCalls = 0;  // split/shrink calls so far (core/create_vote.h)
-  weft::UserRedOps userOps;  // weftRedOpCreatePreMulSum's ops (core/premul_op.h)
+  uint32_t createCalls = 0;         // split/shrink calls so far (core/create_vote.h)
+  weft::UserRedOps userOps;         // weftRedOpCreatePreMulSum's ops (core/premul_op.h)
+  std::vector<char> premulScratch;  // their scaled inputs where the output cannot hold them
   // API calls inside the communicator right now; abort waits for them to leave
   // before freeing it (they leave quickly once `aborted` is set).
   std::atomic<int> activeCalls{0};

@@ -45,12 +45,12 @@ weftResult_t runPreMulSum(weftComm* comm, const Call& call) {
               datatypeSize(a.datatype));
   Call run = call;
   run.args.op = weftSum;
-  std::vector<char> scratch;
   const bool intoRecv =
       call.kind == CollKind::kAllReduce || (call.kind == CollKind::kReduce && comm->rank == a.root);
   void* scaled = a.recvbuff;
   if (!intoRecv) {
-    scratch.resize(inBytes);
+    std::vector<char>& scratch = comm->premulScratch;  // capacity kept across calls
+    if (scratch.size() < inBytes) scratch.resize(inBytes);
     scaled = scratch.data();
   }
   scaleElements(a.datatype, scaled, a.sendbuff, inBytes / datatypeSize(a.datatype), scalar);
