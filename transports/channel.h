@@ -31,6 +31,11 @@ class Channel {
   virtual weftResult_t trySendStable(const void* data, size_t bytes, size_t* moved) {
     return trySend(data, bytes, moved);
   }
+  // Copies up to `bytes` of what the peer sent and this end has not read yet,
+  // without consuming it: *got is what was there (0: nothing yet). A receive
+  // from any source (weftRecvAny) peeks at each peer's next bytes to see who
+  // sent first. A closed or broken peer is weftRemoteError, as for tryRecv.
+  virtual weftResult_t tryPeek(void* data, size_t bytes, size_t* got) = 0;
   // A file descriptor to sleep on in poll() (POLLOUT for senders, POLLIN for
   // receivers), or -1 when the channel can only be polled by retrying.
   virtual int waitFd() const = 0;

@@ -210,6 +210,12 @@ weftResult_t weftSend(const void* sendbuff, size_t count, weftDataType_t datatyp
                       weftComm_t comm, weftStream_t stream);
 weftResult_t weftRecv(void* recvbuff, size_t count, weftDataType_t datatype, int peer,
                       weftComm_t comm, weftStream_t stream);
+/* A receive from whichever rank's send to this rank comes first (MPI's
+ * MPI_ANY_SOURCE; weft's, NCCL has none), on host memory: *source is that
+ * rank once the receive completes. The send must match count and datatype.
+ * Not inside a group; needs WEFT_CHECK_CALLS=1 (the default). */
+weftResult_t weftRecvAny(void* recvbuff, size_t count, weftDataType_t datatype, int* source,
+                         weftComm_t comm);
 /* Returns once every rank has entered the barrier. */
 weftResult_t weftBarrier(weftComm_t comm, weftStream_t stream);
 
@@ -275,6 +281,9 @@ weftResult_t weftSendAsync(const void* sendbuff, size_t count, weftDataType_t da
                            weftComm_t comm, weftRequest_t* request);
 weftResult_t weftRecvAsync(void* recvbuff, size_t count, weftDataType_t datatype, int peer,
                            weftComm_t comm, weftRequest_t* request);
+/* *source is set before the request completes. */
+weftResult_t weftRecvAnyAsync(void* recvbuff, size_t count, weftDataType_t datatype, int* source,
+                              weftComm_t comm, weftRequest_t* request);
 weftResult_t weftBarrierAsync(weftComm_t comm, weftRequest_t* request);
 /* *done = 1 when complete; then the request is freed and *request set to NULL,
  * and the return value is the collective's result. */

@@ -32,6 +32,11 @@ weftResult_t submit(weftComm_t comm, const char* fn, Call call, weftStream_t str
   call.turn = comm->threadTurns;
   call.stream = stream;
   if (inGroup()) {
+    if (call.anySource != nullptr)
+      return setError(weftInvalidUsage,
+                      "%s: a receive from any source cannot be in a group (its peer is known "
+                      "only when it runs)",
+                      fn);
     if (request != nullptr)
       return setError(weftInvalidUsage,
                       "%s: non-blocking calls cannot be made inside a group; use weftGroupEndAsync",
@@ -143,6 +148,14 @@ weftResult_t weftSend(const void* sendbuff, size_t count, weftDataType_t datatyp
                 nullptr);
 }
 
+weftResult_t weftRecvAny(void* recvbuff, size_t count, weftDataType_t datatype, int* source,
+                         weftComm_t comm) {
+  if (source == nullptr) return setError(weftInvalidArgument, "weftRecvAny: source is NULL");
+  Call c = make(CollKind::kRecv, nullptr, recvbuff, count, datatype, weftSum, 0, -1);
+  c.anySource = source;
+  return submit(comm, "weftRecvAny", c, nullptr, nullptr);
+}
+
 weftResult_t weftRecv(void* recvbuff, size_t count, weftDataType_t datatype, int peer,
                       weftComm_t comm, weftStream_t stream) {
   return submit(comm, "weftRecv",
@@ -192,6 +205,15 @@ weftResult_t weftReduceAsync(const void* sendbuff, void* recvbuff, size_t count,
 weftResult_t weftAllToAllAsync(const void* sendbuff, void* recvbuff, size_t count,
                                weftDataType_t datatype, weftComm_t comm, weftRequest_t* request) {
   WEFT_ASYNC("weftAllToAllAsync", make(CollKind::kAllToAll, sendbuff, recvbuff, count, datatype));
+}
+
+weftResult_t weftRecvAnyAsync(void* recvbuff, size_t count, weftDataType_t datatype, int* source,
+                              weftComm_t comm, weftRequest_t* request) {
+  WEFT_CHECK(needRequest(request, "weftRecvAnyAsync"));
+  if (source == nullptr) return setError(weftInvalidArgument, "weftRecvAnyAsync: source is NULL");
+  Call c = make(CollKind::kRecv, nullptr, recvbuff, count, datatype, weftSum, 0, -1);
+  c.anySource = source;
+  return submit(comm, "weftRecvAnyAsync", c, nullptr, request);
 }
 
 weftResult_t weftSendAsync(const void* sendbuff, size_t count, weftDataType_t datatype, int peer,

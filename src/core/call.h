@@ -37,8 +37,9 @@ struct PreMulScalar {
 
 struct Call {
   CollKind kind = CollKind::kAllReduce;
-  CollArgs args;  // count is per rank as the API defines it; args.root for rooted kinds
-  int peer = -1;  // send / recv
+  CollArgs args;             // count is per rank as the API defines it; args.root for rooted kinds
+  int peer = -1;             // send / recv; -1 with anySource: weftRecvAny
+  int* anySource = nullptr;  // weftRecvAny's output: the rank whose send was received
   uint64_t seq = 0;
   uint8_t turn = 0;               // the communicator's thread turn when it was issued (comm.h)
   weftStream_t stream = nullptr;  // the caller's cudaStream_t (device/stream_call.h), or host

@@ -123,6 +123,7 @@ struct weftComm {
   weft::CallCheck check;
   uint32_t createCalls = 0;         // split/shrink calls so far (core/create_vote.h)
   weft::UserRedOps userOps;         // weftRedOpCreatePreMulSum's ops (core/premul_op.h)
+  int lastAnySource = 0;            // where weftRecvAny's next look at the peers starts after
   std::vector<char> premulScratch;  // their scaled inputs where the output cannot hold them
   // API calls inside the communicator right now; abort waits for them to leave
   // before freeing it (they leave quickly once `aborted` is set).

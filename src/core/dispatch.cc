@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "collectives/any_source.h"
 #include "collectives/header_plan.h"
 #include "collectives/reduce.h"
 #include "core/algo_table.h"
@@ -25,7 +26,10 @@ std::string describeCall(const Call& c) {
     len += snprintf(buf + len, sizeof(buf) - len, ", %s", redOpName(c.args.op));
   if (c.kind == CollKind::kBroadcast || c.kind == CollKind::kReduce)
     len += snprintf(buf + len, sizeof(buf) - len, ", root %d", c.args.root);
-  if (isP2P(c.kind)) len += snprintf(buf + len, sizeof(buf) - len, ", peer %d", c.peer);
+  if (c.anySource != nullptr)
+    len += snprintf(buf + len, sizeof(buf) - len, ", any source");
+  else if (isP2P(c.kind))
+    len += snprintf(buf + len, sizeof(buf) - len, ", peer %d", c.peer);
   snprintf(buf + len, sizeof(buf) - len, ")");
   return buf;
 }
@@ -99,6 +103,22 @@ weftResult_t exchangeHeaderOnly(weftComm* comm) {
   return exchangeCallHeader(comm->ctx.run);
 }
 
+// The peer a weftRecvAny receives from (collectives/any_source.h), also
+// written to the caller's *source. A timeout or abort leaves the byte streams
+// as they were; a peer's failure breaks the communicator, as in any receive.
+weftResult_t findAnySource(weftComm* comm, const Call& call, int* peer) {
+  weftResult_t r = waitForAnySender(comm->ctx, comm->lastAnySource, peer);
+  if (r == weftSuccess) {
+    comm->lastAnySource = *peer;
+    *call.anySource = *peer;
+    return weftSuccess;
+  }
+  std::string text =
+      "rank " + std::to_string(comm->rank) + ": " + describeCall(call) + ": " + lastError();
+  if (r != weftTimeout && r != weftInvalidUsage) comm->markBroken(r, text);
+  return setErrorString(r, text);
+}
+
 }  // namespace
 
 weftResult_t checkCallOnly(weftComm* comm, const Call& call) {
@@ -132,13 +152,15 @@ weftResult_t executeCalls(weftComm* comm, const Call* calls, size_t ncalls) {
     const Call& call = *it;
     if (isP2P(call.kind)) {
       if (firstP2P == nullptr) firstP2P = &call;
+      int peer = call.peer;
+      if (call.anySource != nullptr) WEFT_CHECK(findAnySource(comm, call, &peer));
       size_t bytes = call.args.count * datatypeSize(call.args.datatype);
       char* buf = call.kind == CollKind::kSend
                       ? const_cast<char*>(static_cast<const char*>(call.args.sendbuff))
                       : static_cast<char*>(call.args.recvbuff);
       // With call checks, empty ones too: their size header meets the peer's call.
       if (bytes > 0 || comm->config.checkCalls)
-        p2p.push_back(P2POp{call.kind == CollKind::kSend, call.peer, buf, bytes, call.args.count,
+        p2p.push_back(P2POp{call.kind == CollKind::kSend, peer, buf, bytes, call.args.count,
                             static_cast<int>(call.args.datatype)});
       continue;
     }

@@ -40,6 +40,16 @@ weftResult_t checkOp(const char* fn, const CollArgs& a, int rawOp) {
   return weftSuccess;
 }
 
+// What a receive from any source needs (collectives/any_source.h).
+weftResult_t checkAnySource(const weftComm* comm, const char* fn) {
+  if (comm->nranks < 2)
+    return setError(weftInvalidUsage, "%s: no other rank could send to this one", fn);
+  if (!comm->config.checkCalls)
+    return setError(weftInvalidUsage,
+                    "%s: needs WEFT_CHECK_CALLS=1 (a send's size header tells it apart)", fn);
+  return weftSuccess;
+}
+
 weftResult_t validateArgs(weftComm* comm, const char* fn, const Call& call) {
   const CollArgs& a = call.args;
   const int n = comm->nranks, me = comm->rank;
@@ -56,7 +66,8 @@ weftResult_t validateArgs(weftComm* comm, const char* fn, const Call& call) {
       return setError(weftInvalidArgument, "%s: root=%d is not a rank of this communicator (0..%d)",
                       fn, a.root, n - 1);
   }
-  if (isP2P(call.kind) && (call.peer < 0 || call.peer >= n))
+  if (call.anySource != nullptr) WEFT_CHECK(checkAnySource(comm, fn));
+  if (isP2P(call.kind) && call.anySource == nullptr && (call.peer < 0 || call.peer >= n))
     return setError(weftInvalidArgument, "%s: peer=%d is not a rank of this communicator (0..%d)",
                     fn, call.peer, n - 1);
   // Byte sizes of the largest buffer involved must not overflow.

@@ -49,6 +49,11 @@ class MemChannel : public weft::Channel {
     *moved = n;
     return weftSuccess;
   }
+  weftResult_t tryPeek(void* data, size_t bytes, size_t* got) override {
+    *got = std::min(bytes, ready.size());
+    if (*got > 0) std::memcpy(data, ready.data(), *got);
+    return weftSuccess;
+  }
   int waitFd() const override { return -1; }
   const std::string& peerName() const override { return name_; }
   bool usesDoorbell() const override { return sharedMemory; }

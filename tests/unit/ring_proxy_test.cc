@@ -50,6 +50,12 @@ class Pipe : public weft::Channel {
     *moved = n;
     return weftSuccess;
   }
+  weftResult_t tryPeek(void* data, size_t bytes, size_t* got) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    *got = std::min(bytes, q_.size());
+    std::copy(q_.begin(), q_.begin() + static_cast<long>(*got), static_cast<unsigned char*>(data));
+    return weftSuccess;
+  }
   int waitFd() const override { return -1; }
   const std::string& peerName() const override { return name_; }
   bool canPut() const override { return true; }

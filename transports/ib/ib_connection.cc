@@ -303,6 +303,28 @@ weftResult_t IbConnection::tryRecv(void* data, size_t bytes, size_t* moved) {
   return remember(recvOnce(data, bytes, moved));
 }
 
+weftResult_t IbConnection::tryPeek(void* data, size_t bytes, size_t* got) {
+  *got = 0;
+  if (failed_ != weftSuccess) return setError(failed_, "%s", failure_.c_str());
+  if (segs_.empty()) WEFT_CHECK(remember(reapRecvs()));
+  if (segs_.empty()) return remember(checkPeerAlive());
+  // Each ring segment is one WRITE, which never wraps the ring (sendOnce).
+  uint64_t at = consumed_;
+  for (const Segment& seg : segs_) {
+    if (*got == bytes) break;
+    if (seg.zcopy)
+      return setError(weftInvalidUsage,
+                      "%s's next send is zero-copy (WEFT_IB_ZCOPY_THRESHOLD), whose bytes cannot "
+                      "be looked at before they are received",
+                      peer_.c_str());
+    const size_t n = std::min(bytes - *got, static_cast<size_t>(seg.bytes));
+    std::memcpy(static_cast<char*>(data) + *got, ring_ + at % ringBytes_, n);
+    *got += n;
+    at += n;
+  }
+  return weftSuccess;
+}
+
 weftResult_t IbConnection::tryPut(uint64_t localAddr, uint32_t lkey, uint64_t remoteAddr,
                                   uint32_t rkey, size_t bytes, bool* posted) {
   *posted = false;

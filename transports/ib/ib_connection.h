@@ -120,6 +120,9 @@ class IbConnection {
 
   weftResult_t trySend(const void* data, size_t bytes, size_t* moved);
   weftResult_t tryRecv(void* data, size_t bytes, size_t* moved);
+  // The ring bytes that arrived and were not consumed (Channel::tryPeek); a
+  // zero-copy send next on the QP cannot be peeked (weftInvalidUsage).
+  weftResult_t tryPeek(void* data, size_t bytes, size_t* got);
   // A plain RDMA WRITE into the peer's registered memory (Channel::tryPut),
   // queued before whatever this QP sends next: RC executes a QP's requests in
   // order, so the receive completion of a later WRITE_WITH_IMM means the

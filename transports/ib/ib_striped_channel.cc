@@ -37,6 +37,23 @@ weftResult_t IbStripedChannel::tryRecv(void* data, size_t bytes, size_t* moved) 
   });
 }
 
+weftResult_t IbStripedChannel::tryPeek(void* data, size_t bytes, size_t* got) {
+  // Piece by piece along the stream from pos_, each from the QP that carries it.
+  *got = 0;
+  uint64_t at = pos_;
+  while (*got < bytes) {
+    IbConnection* qp = qps_[qps_.size() == 1 ? 0 : (at / kStripeBytes) % qps_.size()];
+    const size_t inStripe = static_cast<size_t>(kStripeBytes - at % kStripeBytes);
+    const size_t want = std::min(bytes - *got, inStripe);
+    size_t n = 0;
+    WEFT_CHECK(qp->tryPeek(static_cast<char*>(data) + *got, want, &n));
+    *got += n;
+    at += n;
+    if (n < want) break;
+  }
+  return weftSuccess;
+}
+
 weftResult_t IbStripedChannel::tryPut(uint64_t localAddr, uint32_t lkey, uint64_t remoteAddr,
                                       uint32_t rkey, size_t bytes, bool* posted) {
   return current()->tryPut(localAddr, lkey, remoteAddr, rkey, bytes, posted);

@@ -23,6 +23,7 @@ class IbStripedChannel : public Channel {
   explicit IbStripedChannel(std::vector<IbConnection*> qps) : qps_(std::move(qps)) {}
   weftResult_t trySend(const void* data, size_t bytes, size_t* moved) override;
   weftResult_t tryRecv(void* data, size_t bytes, size_t* moved) override;
+  weftResult_t tryPeek(void* data, size_t bytes, size_t* got) override;
   // On the QP that carries the next stream byte, so that it precedes it.
   bool canPut() const override { return true; }
   weftResult_t tryPut(uint64_t localAddr, uint32_t lkey, uint64_t remoteAddr, uint32_t rkey,

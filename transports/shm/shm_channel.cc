@@ -43,17 +43,24 @@ weftResult_t ShmChannel::trySend(const void* data, size_t bytes, size_t* moved) 
   return weftSuccess;
 }
 
-weftResult_t ShmChannel::tryRecv(void* data, size_t bytes, size_t* moved) {
+weftResult_t ShmChannel::tryPeek(void* data, size_t bytes, size_t* got) {
+  // Same acquire as tryRecv: the bytes below tail are the sender's, complete.
   uint64_t tail = hdr_->tail.load(std::memory_order_acquire);
   size_t avail = static_cast<size_t>(tail - mine_);
   size_t n = bytes < avail ? bytes : avail;
-  *moved = n;
-  if (n == 0) return weftSuccess;
+  *got = n;
+  if (n == 0) return weftSuccess;  // a dead peer: peerGone(), as waiters ask it
   size_t at = static_cast<size_t>(mine_ % capacity_);
   size_t first = n < capacity_ - at ? n : capacity_ - at;
   std::memcpy(data, data_ + at, first);
   if (n > first) std::memcpy(static_cast<char*>(data) + first, data_, n - first);
-  mine_ += n;
+  return weftSuccess;
+}
+
+weftResult_t ShmChannel::tryRecv(void* data, size_t bytes, size_t* moved) {
+  WEFT_CHECK(ShmChannel::tryPeek(data, bytes, moved));  // no virtual call on the hot path
+  if (*moved == 0) return weftSuccess;
+  mine_ += *moved;
   hdr_->head.store(mine_, std::memory_order_release);
   wake_->ring();
   return weftSuccess;

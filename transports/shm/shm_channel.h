@@ -37,6 +37,7 @@ class ShmChannel : public Channel {
              std::string peer);
   weftResult_t trySend(const void* data, size_t bytes, size_t* moved) override;
   weftResult_t tryRecv(void* data, size_t bytes, size_t* moved) override;
+  weftResult_t tryPeek(void* data, size_t bytes, size_t* got) override;
   int waitFd() const override { return deathFd_; }
   bool usesDoorbell() const override { return true; }
   const std::string& peerName() const override { return peer_; }

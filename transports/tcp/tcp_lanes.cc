@@ -68,4 +68,12 @@ weftResult_t TcpLanes::tryRecv(void* data, size_t bytes, size_t* moved) {
   });
 }
 
+weftResult_t TcpLanes::tryPeek(void* data, size_t bytes, size_t* got) {
+  *got = 0;
+  const size_t lane = (pos_ / kPieceBytes) % lanes_.size();
+  if (next_[lane] != pos_) return weftSuccess;
+  const size_t inPiece = static_cast<size_t>(kPieceBytes - pos_ % kPieceBytes);
+  return lanes_[lane]->tryPeek(data, bytes < inPiece ? bytes : inPiece, got);
+}
+
 }  // namespace weft

@@ -42,6 +42,9 @@ class TcpLanes : public Channel {
   // next thing this channel sends (pos_ stays on it), as splice requires.
   weftResult_t trySendStable(const void* data, size_t bytes, size_t* moved) override;
   weftResult_t tryRecv(void* data, size_t bytes, size_t* moved) override;
+  // The next stream bytes, from the lane that carries them, up to the end of
+  // its piece; nothing while a call is partly received (a lane ran ahead).
+  weftResult_t tryPeek(void* data, size_t bytes, size_t* got) override;
   // The lane that carries the next stream byte: the only one progress waits on.
   int waitFd() const override;
   const std::string& peerName() const override { return lanes_[0]->peerName(); }

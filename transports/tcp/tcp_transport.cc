@@ -75,6 +75,30 @@ weftResult_t TcpChannel::tryRecv(void* data, size_t bytes, size_t* moved) {
                   strerror(errno));
 }
 
+weftResult_t TcpChannel::tryPeek(void* data, size_t bytes, size_t* got) {
+  *got = 0;
+  if (!ahead_) ahead_.reset(new char[kReadAhead]);
+  size_t have = aheadEnd_ - aheadPos_;
+  if (have < bytes && bytes <= kReadAhead) {
+    std::memmove(ahead_.get(), ahead_.get() + aheadPos_, have);  // room behind what is kept
+    aheadPos_ = 0;
+    aheadEnd_ = have;
+    ssize_t n = recv(fd_, ahead_.get() + have, kReadAhead - have, MSG_DONTWAIT);
+    if (n > 0) aheadEnd_ += static_cast<size_t>(n);
+    if (n == 0)
+      return setError(weftRemoteError,
+                      "%s closed its connection (process exited, or its communicator failed)",
+                      peer_.c_str());
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+      return setError(weftRemoteError, "connection to %s broke while receiving: %s", peer_.c_str(),
+                      strerror(errno));
+    have = aheadEnd_;
+  }
+  *got = std::min(bytes, have);
+  std::memcpy(data, ahead_.get() + aheadPos_, *got);
+  return weftSuccess;
+}
+
 TcpTransport::~TcpTransport() {
   for (auto& per : fds_)
     for (int& fd : per) closeFd(&fd);
