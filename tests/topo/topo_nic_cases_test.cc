@@ -69,8 +69,8 @@ TEST_F(TopoNicCases, NumaNodeThenPackageThenOtherPackage) {
   EXPECT_EQ(classBetween("0000:43:00.0", "mlx5_1"), "SYS");   // the other package
   EXPECT_EQ(classBetween("0000:83:00.0", "mlx5_1"), "PKG");
   EXPECT_EQ(classBetween("0000:83:00.0", "mlx5_0"), "SYS");
-  // Both NICs were SYS to GPU 43 and 83, so they spread over both and GPU 43
-  // crossed the sockets; now each takes its own package's NIC, with no tie.
+  // Counted as SYS, both NICs would tie for GPU 43 and 83 and one of them
+  // would cross the sockets; each takes its own package's NIC, with no tie.
   EXPECT_EQ(nicOf(t, "0000:43:00.0"), "mlx5_0");
   EXPECT_EQ(pathOf(t, "0000:43:00.0"), "PKG");
   EXPECT_EQ(nicOf(t, "0000:83:00.0"), "mlx5_1");
