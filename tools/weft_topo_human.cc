@@ -37,7 +37,7 @@ const char* matrixCell(const Machine& m, int pciA, int locA, int pciB, int locB)
   if (pciA >= 0 && pciA == pciB) return "PIX";  // two ports of one NIC
   if (pciA >= 0 && pciB >= 0) return pathClassName(pciPath(m, pciA, pciB).cls);
   // A device without a PCI node is only known by its CPU.
-  return locA >= 0 && locA == locB ? "PHB" : "SYS";
+  return locA >= 0 && locA == locB ? "PHB" : pathClassName(cpuPathClass(m, locA, locB));
 }
 
 void printHumanReport(const Topology& topo, FILE* out) {
@@ -85,7 +85,9 @@ void printHumanReport(const Topology& topo, FILE* out) {
         out,
         "\nLegend:\n"
         "  X    = Self\n"
-        "  SYS  = Path crosses NUMA nodes or sockets (SMP interconnect such as QPI/UPI/xGMI)\n"
+        "  SYS  = Path crosses sockets (SMP interconnect such as QPI/UPI/xGMI), or NUMA nodes\n"
+        "         whose socket is not known\n"
+        "  PKG  = Path crosses NUMA nodes within one socket (package)\n"
         "  NODE = Path crosses host bridges within one NUMA node\n"
         "  PHB  = Path goes through a PCIe host bridge (typically the CPU)\n"
         "  PXB  = Path crosses several PCIe bridges/switches, but no host bridge\n"
@@ -136,7 +138,10 @@ void printHumanReport(const Topology& topo, FILE* out) {
   }
   std::vector<int> ring = ringOrder(m);
   if (ring.size() > 1) {
-    std::fprintf(out, "\nRing order (GPUs sharing a switch adjacent):");
+    // Say why the order is what it is; switch neighbours only where there are some.
+    std::fprintf(out, "\nRing order (%s):",
+                 gpusShareASwitch(m) ? "grouped by NUMA node, GPUs sharing a switch adjacent"
+                                     : "grouped by NUMA node; no two GPUs share a switch");
     for (int g : ring) std::fprintf(out, " GPU%d", g);
     std::fprintf(out, "\n");
   }

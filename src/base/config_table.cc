@@ -108,7 +108,8 @@ const ConfigVar kConfigVars[] = {
      ConfigType::kSize, 4096, kGiB, "a size from 4K to 1G"},
     {"WEFT_SECRET", "", "Shared job secret for WEFT_ROOT_ADDR / torchrun launches."},
     {"WEFT_NET_GDR_LEVEL", "PXB",
-     "Farthest GPU-NIC path class that still uses GPUDirect RDMA: PIX, PXB, PHB, NODE or SYS."},
+     "Farthest GPU-NIC path class that still uses GPUDirect RDMA: PIX, PXB, PHB, NODE, PKG or "
+     "SYS (or 1-6)."},
     {"WEFT_IB_HCA", "",
      "RDMA NICs to use: prefixes, '=' exact, '^' excludes, ':port' (NCCL_IB_HCA syntax)."},
     {"WEFT_IB_DISABLE", "0", "1: never use verbs (InfiniBand/RoCE); peers off the node use TCP."},

@@ -16,6 +16,8 @@ const char* pathClassName(PathClass cls) {
       return "PHB";
     case PathClass::kNODE:
       return "NODE";
+    case PathClass::kPKG:
+      return "PKG";
     case PathClass::kSYS:
       return "SYS";
   }
@@ -25,7 +27,7 @@ const char* pathClassName(PathClass cls) {
 bool parsePathClass(const std::string& text, PathClass* out) {
   std::string upper;
   for (char c : text) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  for (int v = 1; v <= 5; ++v) {
+  for (int v = 1; v <= static_cast<int>(PathClass::kSYS); ++v) {
     PathClass cls = static_cast<PathClass>(v);
     if (upper == pathClassName(cls) || upper == std::to_string(v)) {
       *out = cls;

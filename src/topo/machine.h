@@ -11,16 +11,20 @@
 
 namespace weft::topo {
 
-// Distance classes of a PCIe path, nearest first (NCCL's names).
+// Distance classes of a PCIe path, nearest first (NCCL's names, plus PKG:
+// NCCL counts every path between NUMA nodes as SYS, but on machines with
+// several NUMA nodes per socket crossing to a sibling node stays inside the
+// package and is nearer than crossing to the other socket).
 enum class PathClass {
   kPIX = 1,   // through at most one PCIe switch
   kPXB = 2,   // through several switches/bridges, no host bridge
   kPHB = 3,   // through a PCIe host bridge (root complex)
   kNODE = 4,  // between host bridges of one NUMA node
-  kSYS = 5,   // across NUMA nodes or sockets
+  kPKG = 5,   // between NUMA nodes of one package (socket)
+  kSYS = 6,   // between packages, or where the package is unknown
 };
 const char* pathClassName(PathClass cls);
-// Accepts the names (any case) or their numbers 1-5.
+// Accepts the names (any case) or their numbers 1-6.
 bool parsePathClass(const std::string& text, PathClass* out);
 
 // The two file formats draw a PCIe switch differently, so PIX is told apart
@@ -39,7 +43,7 @@ enum class SwitchModel {
 struct Locality {
   std::string cpus;            // list form, e.g. "0-23,48-71"; "" when unknown
   std::vector<int> numaNodes;  // OS indexes
-  int package = -1;            // OS index, -1 when unknown
+  int package = -1;            // OS index, -1 when unknown (NCCL files never say)
 };
 
 // A PCI bridge or device. Indexes refer to Machine::pci / localities.

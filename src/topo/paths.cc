@@ -60,10 +60,8 @@ PathInfo pciPath(const Machine& m, int a, int b) {
   info.bridges = na.depth + nb.depth;
   if (na.hostBridge >= 0 && na.hostBridge == nb.hostBridge)
     info.cls = PathClass::kPHB;
-  else if (na.locality >= 0 && na.locality == nb.locality)
-    info.cls = PathClass::kNODE;
   else
-    info.cls = PathClass::kSYS;
+    info.cls = cpuPathClass(m, na.locality, nb.locality);
   takeLinks(m, upA, upA.size(), &info.gbps);
   takeLinks(m, upB, upB.size(), &info.gbps);
   return info;
@@ -72,14 +70,27 @@ PathInfo pciPath(const Machine& m, int a, int b) {
 PathInfo gpuNicPath(const Machine& m, const Gpu& gpu, const Nic& nic) {
   if (nic.pci >= 0) return pciPath(m, gpu.pci, nic.pci);
   // A NIC with no PCI node sits at its CPU: as near as the host bridge for
-  // devices of that CPU (NCCL's view of such NICs), else across the machine.
+  // devices of that CPU (NCCL's view of such NICs), else as far as the CPUs.
   const PciNode& g = m.pci[gpu.pci];
   PathInfo info;
   info.bridges = g.depth;
-  info.cls = nic.locality >= 0 && nic.locality == g.locality ? PathClass::kPHB : PathClass::kSYS;
+  info.cls = nic.locality >= 0 && nic.locality == g.locality
+                 ? PathClass::kPHB
+                 : cpuPathClass(m, g.locality, nic.locality);
   std::vector<int> up = chainUp(m, gpu.pci);
   takeLinks(m, up, up.size(), &info.gbps);
   return info;
+}
+
+PathClass cpuPathClass(const Machine& m, int localityA, int localityB) {
+  if (localityA < 0 || localityB < 0) return PathClass::kSYS;
+  if (localityA == localityB) return PathClass::kNODE;
+  // Different NUMA nodes: still one socket when both packages are known and
+  // equal. An unknown package (NCCL files, machines hwloc shows without
+  // packages) is never assumed shared.
+  const int pkgA = m.localities[localityA].package;
+  const int pkgB = m.localities[localityB].package;
+  return pkgA >= 0 && pkgA == pkgB ? PathClass::kPKG : PathClass::kSYS;
 }
 
 }  // namespace weft::topo

@@ -16,5 +16,9 @@ struct PathInfo {
 PathInfo pciPath(const Machine& m, int a, int b);
 // Path between a GPU and a NIC; a NIC without a PCI node is placed at its CPU.
 PathInfo gpuNicPath(const Machine& m, const Gpu& gpu, const Nic& nic);
+// Class of a path that leaves the PCI tree on both ends, by the CPU side of
+// each end (indexes into m.localities, -1 unknown): NODE within one NUMA node,
+// PKG between NUMA nodes of one package, else SYS.
+PathClass cpuPathClass(const Machine& m, int localityA, int localityB);
 
 }  // namespace weft::topo

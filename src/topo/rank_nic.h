@@ -2,7 +2,7 @@
 // run on. The verbs transport lists the devices with an active port (after
 // WEFT_IB_HCA); this picks among them with the machine's topology:
 //   - a rank that drives a GPU (WEFT_RANK_GPU) takes that GPU's nearest NIC
-//     (topo::chooseNics: bandwidth, path class, ties spread over GPUs);
+//     (topo::chooseNics: path class, then bandwidth, ties spread over GPUs);
 //   - a rank without a GPU takes a device local to the CPUs it may run on,
 //     and the ranks of a node spread over the equally near devices by their
 //     local index, so a multi-rail CPU job uses every rail;

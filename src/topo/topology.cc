@@ -19,6 +19,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "topo/loaders.h"
+#include "topo/paths.h"
 
 namespace weft::topo {
 
@@ -29,7 +30,7 @@ SelectOptions selectOptionsFromConfig(std::string* warning) {
     options.gdrLevel = PathClass::kPXB;
     if (warning) {
       *warning =
-          "WEFT_NET_GDR_LEVEL=" + level + " is not PIX, PXB, PHB, NODE, SYS or 1-5; using PXB";
+          "WEFT_NET_GDR_LEVEL=" + level + " is not PIX, PXB, PHB, NODE, PKG, SYS or 1-6; using PXB";
     }
   }
   options.hcaFilter = HcaFilter(configString("WEFT_IB_HCA"));
@@ -161,6 +162,16 @@ weftResult_t bindCurrentThreadToCpus(const std::string& cpuList) {
                     std::strerror(rc));
   }
   return weftSuccess;
+}
+
+bool gpusShareASwitch(const Machine& m) {
+  for (size_t a = 0; a < m.gpus.size(); ++a) {
+    for (size_t b = a + 1; b < m.gpus.size(); ++b) {
+      // PIX and PXB paths meet below the host bridge: in one switch (tree).
+      if (pciPath(m, m.gpus[a].pci, m.gpus[b].pci).cls <= PathClass::kPXB) return true;
+    }
+  }
+  return false;
 }
 
 std::vector<int> ringOrder(const Machine& m) {

@@ -2,7 +2,7 @@
 // by WEFT_TOPO_FILE), each GPU's NIC with GDR on/off under WEFT_NET_GDR_LEVEL
 // and WEFT_IB_HCA, mapping a CUDA device (PCI bus id) or a verbs device name to
 // the topology, the CPUs/NUMA node to bind a progress thread near a GPU, and a
-// ring order that keeps GPUs sharing a switch next to each other.
+// ring order that keeps GPUs sharing a switch (where any do) next to each other.
 #pragma once
 
 #include <string>
@@ -57,5 +57,8 @@ weftResult_t bindCurrentThreadToCpus(const std::string& cpuList);
 // GPU indexes in an order for rings: by CPU locality, then host bridge, then
 // PCI tree position, so GPUs behind one switch are neighbours.
 std::vector<int> ringOrder(const Machine& m);
+// Whether any two GPUs share a PCIe switch (their path is PIX or PXB): only
+// then does ringOrder() have switch neighbours to keep together.
+bool gpusShareASwitch(const Machine& m);
 
 }  // namespace weft::topo

@@ -74,9 +74,16 @@ TEST(TopoBasics, PathClassNames) {
   EXPECT_EQ(c, PathClass::kNODE);
   ASSERT_TRUE(parsePathClass("2", &c));
   EXPECT_EQ(c, PathClass::kPXB);
+  ASSERT_TRUE(parsePathClass("pkg", &c));
+  EXPECT_EQ(c, PathClass::kPKG);
+  ASSERT_TRUE(parsePathClass("6", &c));
+  EXPECT_EQ(c, PathClass::kSYS);
   EXPECT_FALSE(parsePathClass("LOC", &c));
-  EXPECT_FALSE(parsePathClass("6", &c));
+  EXPECT_FALSE(parsePathClass("7", &c));
   EXPECT_STREQ(pathClassName(PathClass::kSYS), "SYS");
+  // Nearest first: the order GDR levels and NIC ranking compare in.
+  EXPECT_LT(PathClass::kNODE, PathClass::kPKG);
+  EXPECT_LT(PathClass::kPKG, PathClass::kSYS);
 }
 
 TEST(TopoBasics, HcaFilterSyntax) {

@@ -1,7 +1,7 @@
 // Path classes on small hand-written hwloc trees: one switch (PIX), a
 // two-level switch (PXB), one host bridge (PHB), one NUMA node (NODE), two
-// sockets (SYS); hop counts breaking ties inside a switch tree; bandwidth
-// ranked before class; Ethernet ports never chosen.
+// sockets (SYS); hop counts breaking ties inside a switch tree; class
+// ranked before bandwidth; Ethernet ports never chosen.
 #include <gtest/gtest.h>
 
 #include "topo_test_util.h"
@@ -92,9 +92,10 @@ TEST(TopoPaths, BridgeCountDoesNotSplitTiesBeyondTheHostBridge) {
   EXPECT_EQ(nicOf(t, "0000:04:00.0"), "mlx5_1");
 }
 
-TEST(TopoPaths, HigherBandwidthBeatsCloserClass) {
+TEST(TopoPaths, CloserClassBeatsHigherBandwidth) {
   // mlx5_0 shares the GPU's switch but has a x4 Gen3 link (3.9 GB/s); mlx5_1 is
-  // behind the host bridge on x16 (15.8 GB/s): bandwidth is ranked first.
+  // behind the host bridge on x16 (15.8 GB/s): class is ranked first, and the
+  // reason names the faster NIC that lost.
   std::string sw =
       pciBridge("0000:01:00.0",
                 pciBridge("0000:02:00.0", nvidiaGpu("0000:03:00.0")) +
@@ -103,10 +104,25 @@ TEST(TopoPaths, HigherBandwidthBeatsCloserClass) {
                               pciBridge("0000:00:02.0", ibNic("0000:05:00.0", "mlx5_1")));
   Topology t;
   ASSERT_EQ(loadXml(hwlocMachine({io}), &t), weftSuccess) << lastError();
+  EXPECT_EQ(nicOf(t, "0000:03:00.0"), "mlx5_0");
+  EXPECT_EQ(pathOf(t, "0000:03:00.0"), "PIX");
+  EXPECT_TRUE(t.gpuNics[0].gdr);
+  EXPECT_NE(t.gpuNics[0].reason.find("nearer than the faster mlx5_1 (PHB"), std::string::npos)
+      << t.gpuNics[0].reason;
+}
+
+TEST(TopoPaths, BandwidthDecidesWithinOneClass) {
+  // Both NICs on their own root port of the GPU's host bridge (PHB): the x16
+  // one wins over the x4 one.
+  std::string io =
+      hostBridge(pciBridge("0000:00:01.0", nvidiaGpu("0000:03:00.0")) +
+                 pciBridge("0000:00:02.0", ibNic("0000:04:00.0", "mlx5_0", 3.938462), 3.938462) +
+                 pciBridge("0000:00:03.0", ibNic("0000:05:00.0", "mlx5_1")));
+  Topology t;
+  ASSERT_EQ(loadXml(hwlocMachine({io}), &t), weftSuccess) << lastError();
   EXPECT_EQ(nicOf(t, "0000:03:00.0"), "mlx5_1");
   EXPECT_EQ(pathOf(t, "0000:03:00.0"), "PHB");
-  EXPECT_FALSE(t.gpuNics[0].gdr);
-  EXPECT_NE(t.gpuNics[0].reason.find("more bandwidth than the closer mlx5_0"), std::string::npos)
+  EXPECT_NE(t.gpuNics[0].reason.find("highest bandwidth among the 2 PHB NICs"), std::string::npos)
       << t.gpuNics[0].reason;
 }
 

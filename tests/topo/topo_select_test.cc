@@ -1,5 +1,6 @@
 // NIC choice rules on hand-written NCCL-format trees: ties spread evenly and
-// deterministically, the most constrained GPU chooses first, dual-port
+// deterministically, the most constrained GPU chooses first, a GPU leaves
+// another GPU's only near adapter alone unless it must share, dual-port
 // adapters are spread by adapter, WEFT_IB_HCA and WEFT_NET_GDR_LEVEL apply,
 // and NCCL's bridge-node rule gives PIX/PXB.
 #include <gtest/gtest.h>
@@ -81,6 +82,45 @@ TEST_F(TopoSelect, MostConstrainedGpuChoosesFirst) {
   ASSERT_EQ(loadXml(xml, &t), weftSuccess) << lastError();
   EXPECT_EQ(nicOf(t, "0000:11:00.0"), "0000:12:00.0");
   EXPECT_EQ(nicOf(t, "0000:01:00.0"), "0000:21:00.0");
+  EXPECT_EQ(pathOf(t, "0000:01:00.0"), "PHB");
+}
+
+TEST_F(TopoSelect, GpuWhoseNearNicsAreAllNeededElsewhereShares) {
+  // GPU 11 has only NIC 12 near (its bridge), GPU 21 only NIC 22; GPU 01,
+  // directly under the CPU, is PHB to both, so it has to share one: both are
+  // used once, bus order picks 12.
+  const char* xml = R"(<system version="1"><cpu numaid="0" affinity="ff">
+    <pci busid="0000:01:00.0" class="0x030200"/>
+    <pci busid="0000:10:00.0" class="0x060400">
+      <pci busid="0000:11:00.0" class="0x030200"/><pci busid="0000:12:00.0" class="0x020700"/></pci>
+    <pci busid="0000:20:00.0" class="0x060400">
+      <pci busid="0000:21:00.0" class="0x030200"/><pci busid="0000:22:00.0" class="0x020700"/></pci>
+  </cpu></system>)";
+  Topology t;
+  ASSERT_EQ(loadXml(xml, &t), weftSuccess) << lastError();
+  EXPECT_EQ(nicOf(t, "0000:11:00.0"), "0000:12:00.0");
+  EXPECT_EQ(nicOf(t, "0000:21:00.0"), "0000:22:00.0");
+  EXPECT_EQ(nicOf(t, "0000:01:00.0"), "0000:12:00.0");
+  EXPECT_NE(t.gpuNics[0].reason.find("shared"), std::string::npos) << t.gpuNics[0].reason;
+}
+
+TEST_F(TopoSelect, OnlyNearAdapterKeepsBothItsPorts) {
+  // GPU 11's only near adapter is the dual-port NIC 12 (mlx5_0, mlx5_1). GPU
+  // 01 is PHB to it and to the x8 NIC 02 (mlx5_2): it takes mlx5_2, though
+  // the dual-port adapter is faster and GPU 11 only needs one of its ports.
+  const char* xml = R"(<system version="1"><cpu numaid="0" affinity="ff">
+    <pci busid="0000:01:00.0" class="0x030200" link_speed="16 GT/s" link_width="16"/>
+    <pci busid="0000:02:00.0" class="0x020000" vendor="0x15b3" link_speed="16 GT/s" link_width="8">
+      <nic><net name="mlx5_2" port="1" guid="0x2" gdr="1"/></nic></pci>
+    <pci busid="0000:10:00.0" class="0x060400" link_speed="16 GT/s" link_width="16">
+      <pci busid="0000:11:00.0" class="0x030200" link_speed="16 GT/s" link_width="16"/>
+      <pci busid="0000:12:00.0" class="0x020000" vendor="0x15b3" link_speed="16 GT/s" link_width="16">
+        <nic><net name="mlx5_0" port="1" guid="0x1" gdr="1"/><net name="mlx5_1" port="2" guid="0x1" gdr="1"/></nic></pci>
+    </pci></cpu></system>)";
+  Topology t;
+  ASSERT_EQ(loadXml(xml, &t), weftSuccess) << lastError();
+  EXPECT_EQ(nicOf(t, "0000:11:00.0"), "mlx5_0");
+  EXPECT_EQ(nicOf(t, "0000:01:00.0"), "mlx5_2");
   EXPECT_EQ(pathOf(t, "0000:01:00.0"), "PHB");
 }
 

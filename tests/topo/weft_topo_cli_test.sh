@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # weft-topo end to end: the live machine prints and exits 0 (with or without
-# GPUs and NICs), --file prints the matrix and --json the documented keys,
-# and unusable files exit 1 with the reason on stderr and nothing on stdout.
+# GPUs and NICs), --file prints the matrix (PKG apart from SYS), the ring
+# order's switch claim only where GPUs share a switch, --json the documented
+# keys, and unusable files exit 1 with the reason on stderr and nothing on
+# stdout.
 # usage: weft_topo_cli_test.sh WEFT_TOPO_BINARY DATA_DIR
 set -u
 bin=$1
@@ -26,6 +28,17 @@ grep -q "GPU0 0000:03:00.0 -> mlx5_0 (PIX), GDR on" "$tmp/out" || fail "GPU0 is 
 "$bin" --json --file "$f" >"$tmp/out" 2>"$tmp/err" || fail "--json --file exited $?"
 grep -q '"busid": "0000:44:00.0".*' "$tmp/out" || fail "JSON lacks GPU 0000:44:00.0"
 grep -q '"nic": "mlx5_1", "path": "PIX", "gdr": true' "$tmp/out" || fail "JSON lacks mlx5_1/PIX/gdr"
+# No two GPUs share a switch there: the ring order makes no such claim.
+"$bin" --file "$f" | grep -q "^Ring order (grouped by NUMA node; no two GPUs share a switch):" ||
+  fail "JUWELS Booster ring order claims switch neighbours"
+"$bin" --file "$data/llnl-pascal-2xp100-1xcx5.hwloc.xml" |
+  grep -q "^Ring order (grouped by NUMA node, GPUs sharing a switch adjacent):" ||
+  fail "Pascal ring order does not keep its switch neighbours"
+# Same package, other NUMA node is PKG, not SYS like the other package.
+"$bin" --file "$data/llnl-corona-4xvega20-1xcx6.hwloc.xml" >"$tmp/out" || fail "corona exited $?"
+grep -q "GPU0 0000:13:00.0 -> mlx5_0 (PKG)" "$tmp/out" || fail "corona GPU0 is not PKG"
+grep -q "GPU2 0000:53:00.0 -> mlx5_0 (SYS)" "$tmp/out" || fail "corona GPU2 is not SYS"
+grep -q "^  PKG  = " "$tmp/out" || fail "the legend does not explain PKG"
 WEFT_TOPO_FILE=$f "$bin" >"$tmp/out" 2>"$tmp/err" || fail "WEFT_TOPO_FILE run exited $?"
 grep -q "mlx5_3" "$tmp/out" || fail "WEFT_TOPO_FILE was not read"
 # No RDMA NIC: the GPUs say none, JSON nic is null.
