@@ -165,7 +165,11 @@ void CompletionQueue::markNext(CompletionState& state, Lock& lock) {
   }
   ++state.marking;
   lock.unlock();
-  if (work) work->complete(error);  // its Future's first callback hands the role on
+  try {
+    if (work) work->complete(error);  // its Future's first callback hands the role on
+  } catch (...) {
+    // A callback's exception belongs to that callback; the queue goes on.
+  }
   work.reset();
   done = Entry();  // the entry's last references (tensors, Works) go while still counted
   lock.lock();
