@@ -56,8 +56,10 @@ ProcessGroupWeft::WorkPtr ProcessGroupWeft::broadcast(std::vector<at::Tensor>& t
 
 ProcessGroupWeft::WorkPtr ProcessGroupWeft::allreduce(std::vector<at::Tensor>& tensors,
                                                       const c10d::AllreduceOptions& opts) {
-  return enqueue(comm_->allreduce(single(tensors, "allreduce"), opts.reduceOp),
-                 c10d::OpType::ALLREDUCE);
+  at::Tensor& t = single(tensors, "allreduce");
+  if (t.is_sparse())
+    return enqueue(comm_->allreduceSparse(t, opts.reduceOp), c10d::OpType::ALLREDUCE);
+  return enqueue(comm_->allreduce(t, opts.reduceOp), c10d::OpType::ALLREDUCE);
 }
 
 ProcessGroupWeft::WorkPtr ProcessGroupWeft::allreduce_coalesced(

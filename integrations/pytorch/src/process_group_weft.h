@@ -16,6 +16,7 @@
 
 #include <memory>
 
+#include "completion_queue.h"
 #include "weft_ops.h"
 #include "weft_work.h"
 

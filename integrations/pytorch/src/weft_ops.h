@@ -66,6 +66,9 @@ class WeftComm {
   weftComm_t handle() const { return comm_; }
 
   Submission allreduce(at::Tensor& t, const c10d::ReduceOp& op);
+  // A sparse COO tensor (weft_sparse_ops.cc): SUM only; blocks for one
+  // exchange of the ranks' entry counts before it returns.
+  Submission allreduceSparse(at::Tensor& t, const c10d::ReduceOp& op);
   Submission allreduceCoalesced(std::vector<at::Tensor>& ts, const c10d::ReduceOp& op);
   Submission broadcast(at::Tensor& t, int root);
   Submission reduce(at::Tensor& t, int root, const c10d::ReduceOp& op);

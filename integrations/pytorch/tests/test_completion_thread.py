@@ -11,8 +11,8 @@ need the GIL while the destructor waits: rank 1 joins the collective late,
 so it completes only after rank 0 has started tearing its group down.
 The last case drops the group's last reference from a callback, so that the
 destructor runs on the completion thread itself, which cannot join itself.
-A callback may also wait for a collective of its own group, which only that
-thread would complete."""
+A callback may also wait for a collective of its own group, through the Work
+or in Future.wait(): another thread of the group then completes the queue."""
 import datetime
 import sys
 import time
@@ -97,10 +97,41 @@ def sync_collective_in_a_callback(rank, world):
     dist.destroy_process_group(group)
 
 
+def future_wait_in_a_callback(rank, world):
+    """A callback blocks in Future.wait() on an allreduce it issues on its own
+    group (as torch's PowerSGD hook does), with a second callback chained on
+    it doing the same: another thread must complete the queue meanwhile, still
+    in call order."""
+    group = dist.new_group(backend="weft", timeout=datetime.timedelta(seconds=20))
+    a, b = torch.ones(10), torch.full((10,), 2.0)
+    inner, innermost = torch.full((4,), 3.0), torch.full((4,), 5.0)
+    if rank == 1:
+        time.sleep(LATE_S)
+    first = dist.all_reduce(a, group=group, async_op=True)
+    second = dist.all_reduce(b, group=group, async_op=True)
+    order = []
+
+    def waits_for(t, label):
+        def callback(_):
+            value = dist.all_reduce(t, group=group, async_op=True).get_future().wait()[0]
+            order.append((label, second.is_completed()))
+            return value[0].item()
+        return callback
+
+    chained = first.get_future().then(waits_for(inner, "inner")).then(
+        waits_for(innermost, "innermost"))
+    assert chained.wait() == 5.0 * world, "the second callback's allreduce"
+    assert inner[0].item() == 3.0 * world, "the first callback's allreduce"
+    assert order == [("inner", True), ("innermost", True)], f"completed out of order: {order}"
+    assert torch.equal(b, torch.full((10,), 2.0 * world)), "the allreduce queued before them"
+    dist.destroy_process_group(group)
+
+
 def body(rank, world):
     dist.init_process_group("gloo", rank=rank, world_size=world)
     for case in (then_callback_in_flight, tensor_released_in_flight,
-                 last_reference_dropped_by_a_callback, sync_collective_in_a_callback):
+                 last_reference_dropped_by_a_callback, sync_collective_in_a_callback,
+                 future_wait_in_a_callback):
         start = time.monotonic()
         case(rank, world)
         took = time.monotonic() - start

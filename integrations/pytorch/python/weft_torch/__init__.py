@@ -7,11 +7,21 @@ Importing this package registers the backend; nothing else in a program
 changes. CPU tensors only in this version.
 """
 import datetime
+import os
 
 import torch
 import torch.distributed as dist
 
-from . import _C
+# weft checks that the thread calling a communicator changes at the same calls
+# on every rank. torch runs a Future callback on whichever thread completes the
+# future, or at once on the thread that attaches it when the future is already
+# complete, so a callback's collectives (a communication hook's) come from
+# different threads on different ranks even when every rank calls them in one
+# order. The order itself is still checked (WEFT_CHECK_CALLS). Set before any
+# group is created; a value the user set is kept.
+os.environ.setdefault("WEFT_CHECK_THREADS", "0")
+
+from . import _C  # noqa: E402
 
 __all__ = ["ProcessGroupWeft", "weft_version"]
 
