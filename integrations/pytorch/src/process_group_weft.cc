@@ -174,6 +174,14 @@ ProcessGroupWeft::WorkPtr ProcessGroupWeft::recv(std::vector<at::Tensor>& tensor
   return enqueue(comm_->recv(single(tensors, "recv"), srcRank), c10d::OpType::RECV);
 }
 
+ProcessGroupWeft::WorkPtr ProcessGroupWeft::recvAnysource(std::vector<at::Tensor>& tensors, int) {
+  Submission sub = comm_->recvAny(single(tensors, "recv"));
+  std::shared_ptr<int> source = sub.source;
+  WorkPtr work = enqueue(std::move(sub), c10d::OpType::RECVANYSOURCE);
+  static_cast<WeftWork*>(work.get())->setSource(std::move(source));
+  return work;
+}
+
 ProcessGroupWeft::WorkPtr ProcessGroupWeft::barrier(const c10d::BarrierOptions&) {
   return enqueue(comm_->barrier(), c10d::OpType::BARRIER);
 }

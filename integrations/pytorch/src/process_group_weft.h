@@ -59,6 +59,7 @@ class ProcessGroupWeft : public WEFT_TORCH_BASE {
                    const c10d::AllToAllOptions& opts) override;
   WorkPtr send(std::vector<at::Tensor>& tensors, int dstRank, int tag) override;
   WorkPtr recv(std::vector<at::Tensor>& tensors, int srcRank, int tag) override;
+  WorkPtr recvAnysource(std::vector<at::Tensor>& tensors, int tag) override;
   WorkPtr barrier(const c10d::BarrierOptions& opts) override;
 #if TORCH_VERSION_MAJOR < 2  // 2.x changed the coalescing hooks; batches run one by one there
   void startCoalescing() override;

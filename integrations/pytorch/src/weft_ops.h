@@ -12,6 +12,7 @@
 #include <torch/csrc/distributed/c10d/Types.hpp>
 
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -32,6 +33,7 @@ struct Submission {
   std::vector<std::pair<at::Tensor, at::Tensor>> copyBack;
   std::vector<at::Tensor> outputs;
   std::vector<at::Tensor> keepAlive;
+  std::shared_ptr<int> source;  // recv from any source: the sender, once complete
 
   // Takes over `other`'s staging and copy-backs, when one request (a batch,
   // a coalesced call) completes several submissions' work.
@@ -86,6 +88,8 @@ class WeftComm {
   Submission barrier();
   Submission send(at::Tensor& t, int peer);
   Submission recv(at::Tensor& t, int peer);
+  // recv(src=None): weftRecvAnyAsync; Submission::source names the sender.
+  Submission recvAny(at::Tensor& t);
 
   // batch_isend_irecv: sends and receives between begin and end are fused
   // into one weft group (so exchanges of large messages cannot deadlock).

@@ -224,6 +224,24 @@ Submission WeftComm::pointToPoint(at::Tensor& user, int peer, bool isSend) {
   return s;
 }
 
+Submission WeftComm::recvAny(at::Tensor& user) {
+  Submission s;
+  s.outputs = {user};
+  s.source = std::make_shared<int>(-1);
+  at::Tensor t = writable(user, "recv tensor", false, s);
+  std::lock_guard<std::mutex> lock(mu_);
+  TORCH_CHECK(!coalescing_,
+              "weft: recv from any source cannot be in batch_isend_irecv (its peer is known "
+              "only when it runs)");
+  weftRequest_t req = nullptr;
+  const Moved m = movedAs(t);
+  const weftResult_t rc =
+      weftRecvAnyAsync(t.data_ptr(), m.count, m.type, s.source.get(), comm_, &req);
+  if (rc != weftSuccess) throwWeftError(rc, "recv from any source");
+  s.requests.push_back(req);
+  return s;
+}
+
 void WeftComm::beginCoalescing() {
   std::lock_guard<std::mutex> lock(mu_);
   TORCH_CHECK(!coalescing_, "weft: coalescing is already open on this group");

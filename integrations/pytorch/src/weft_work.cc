@@ -74,4 +74,11 @@ void WeftWork::complete(std::exception_ptr error) {
   }
 }
 
+int WeftWork::sourceRank() const {
+  TORCH_CHECK(source_ != nullptr,
+              "weft: sourceRank() is for the Work of a recv from any source (src=None)");
+  TORCH_CHECK(*source_ >= 0, "weft: sourceRank() before the recv from any source completed");
+  return *source_;
+}
+
 }  // namespace weft_torch

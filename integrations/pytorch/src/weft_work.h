@@ -27,6 +27,9 @@ class WeftWork : public c10d::Work {
   // Blocks until done; `timeout` 0 (kNoTimeout) means the group's timeout.
   bool wait(std::chrono::milliseconds timeout) override;
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
+  // recv from any source: the sender (written by weft before completion).
+  int sourceRank() const override;
+  void setSource(std::shared_ptr<int> source) { source_ = std::move(source); }
 
   // Called once, by the thread that completes the group's queue. Runs the
   // Future's callbacks on that thread.
@@ -36,6 +39,7 @@ class WeftWork : public c10d::Work {
   std::vector<at::Tensor> outputs_;
   std::chrono::milliseconds defaultTimeout_;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
+  std::shared_ptr<int> source_;
 };
 
 }  // namespace weft_torch
