@@ -22,20 +22,27 @@ bool scalarInDeviceMemory(const void* ptr) {
          info.kind == MemKind::kDevice;
 }
 
+// The live entry an op handle names, or nullptr. Called with ops.mu held.
+UserRedOps::Entry* liveEntry(UserRedOps& ops, int raw) {
+  const long index = static_cast<long>(raw) - weftNumOps;
+  if (raw < weftNumOps || index >= static_cast<long>(ops.entries.size())) return nullptr;
+  UserRedOps::Entry& e = ops.entries[static_cast<size_t>(index)];
+  return e.live ? &e : nullptr;
+}
+
 }  // namespace
 
 weftResult_t resolveUserOp(weftComm* comm, const char* fn, Call* call, weftStream_t stream) {
   const int raw = rawEnum(call->args.op);
   UserRedOps& ops = comm->userOps;
   std::lock_guard<std::mutex> lock(ops.mu);
-  const long index = static_cast<long>(raw) - weftNumOps;
-  if (raw < weftNumOps || index >= static_cast<long>(ops.entries.size()) ||
-      !ops.entries[static_cast<size_t>(index)].live)
+  const UserRedOps::Entry* live = liveEntry(ops, raw);
+  if (live == nullptr)
     return setError(weftInvalidArgument,
                     "%s: op=%d is neither a weftRedOp_t nor a live op of "
                     "weftRedOpCreatePreMulSum on this communicator",
                     fn, raw);
-  const UserRedOps::Entry& e = ops.entries[static_cast<size_t>(index)];
+  const UserRedOps::Entry& e = *live;
   if (rawEnum(call->args.datatype) != static_cast<int>(e.datatype))
     return setError(weftInvalidArgument,
                     "%s: op=%d was created for datatype %s, but the call's datatype is %s", fn, raw,
@@ -104,14 +111,13 @@ weftResult_t weftRedOpDestroy(weftRedOp_t op, weftComm_t comm) {
   const int raw = rawEnum(op);
   UserRedOps& ops = comm->userOps;
   std::lock_guard<std::mutex> lock(ops.mu);
-  const long index = static_cast<long>(raw) - weftNumOps;
-  if (raw < weftNumOps || index >= static_cast<long>(ops.entries.size()) ||
-      !ops.entries[static_cast<size_t>(index)].live)
+  UserRedOps::Entry* e = liveEntry(ops, raw);
+  if (e == nullptr)
     return setError(weftInvalidArgument,
                     "weftRedOpDestroy: op=%d is not a live op of weftRedOpCreatePreMulSum on "
                     "this communicator",
                     raw);
-  ops.entries[static_cast<size_t>(index)].live = false;
+  e->live = false;
   return weftSuccess;
 }
 
