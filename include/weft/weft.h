@@ -149,6 +149,12 @@ weftResult_t weftCommDestroy(weftComm_t comm);
  * return weftInvalidUsage ("aborted") at once; returns within about a second
  * without waiting for peers, then frees the communicator. */
 weftResult_t weftCommAbort(weftComm_t comm);
+/* Safe from any thread: this rank's calls on comm that are in flight return
+ * weftInvalidUsage ("revoked") at once, and every later call fails with it;
+ * unlike abort the communicator stays allocated, so that weftCommShrink (and
+ * weftCommDestroy) still work on it. Local: peers learn of it only as their
+ * own calls with this rank fail (or time out). */
+weftResult_t weftCommRevoke(weftComm_t comm);
 weftResult_t weftCommCount(const weftComm_t comm, int* count);
 weftResult_t weftCommUserRank(const weftComm_t comm, int* rank);
 /* weftSuccess, or the error that broke the communicator in the background. */
@@ -229,6 +235,13 @@ weftResult_t weftGroupEnd(void);
 /* The outermost weftGroupEnd, non-blocking: *request completes when every call
  * of the group did. */
 weftResult_t weftGroupEndAsync(weftRequest_t* request);
+/* Ends the outermost group without running it (NCCL's ncclGroupSimulateEnd):
+ * *estimatedUs is the time the group's calls would take on this rank by the
+ * communicators' cost model (collectives in sequence, point-to-point calls of
+ * one communicator concurrently), in microseconds; the calls are dropped, so
+ * the next call on each communicator pairs with the peers' next call. Local:
+ * no rank needs to simulate the same group. */
+weftResult_t weftGroupSimulateEnd(float* estimatedUs);
 
 /* Collective over comm: ranks that pass the same color form a new communicator,
  * ordered by key, then by rank in comm. WEFT_SPLIT_NOCOLOR gives *newcomm = NULL. */

@@ -71,6 +71,10 @@ inline weftResult_t executeCalls(weftComm* comm, const std::vector<Call>& calls)
 // of device/device_ring.h). Any failure breaks the communicator.
 weftResult_t checkCallOnly(weftComm* comm, const Call& call);
 
+// The time `call` would take on this rank by comm's cost model, in
+// microseconds (core/call_estimate.cc): what weftGroupSimulateEnd adds up.
+double estimateCallUs(const weftComm* comm, const Call& call);
+
 // True while this thread is between weftGroupStart and weftGroupEnd.
 bool inGroup();
 // Records a validated call into this thread's open group; every call of a

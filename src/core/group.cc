@@ -5,6 +5,7 @@
 // drive several ranks' communicators without deadlock. A communicator whose
 // calls are on a CUDA stream has them enqueued there (device/stream_group.h)
 // instead, all communicators' or none: weftGroupEnd does not wait for those.
+#include <algorithm>
 #include <deque>
 #include <vector>
 
@@ -146,6 +147,35 @@ weftResult_t endGroup(weftRequest_t* request) {
   return ProgressThread::finish(all);
 }
 
+// Ends the outermost group without running it: the estimate of its calls,
+// which are dropped and their call numbers given back, so that the next call
+// on each communicator pairs with the peers' next one. Point-to-point calls
+// of one communicator run fused (concurrently): they count as the longest.
+weftResult_t simulateEndGroup(float* estimatedUs) {
+  GroupState& g = tlsGroup;
+  if (g.depth == 0)
+    return setError(weftInvalidUsage, "weftGroupSimulateEnd: no weftGroupStart is open");
+  if (--g.depth > 0) return weftSuccess;
+  GroupReset reset;
+  double total = 0;
+  for (size_t i = 0; i < g.nparts; ++i) {
+    CommCall hold(g.parts[i].comm, "weftGroupSimulateEnd");
+    WEFT_CHECK(hold.status());
+    double p2p = 0;
+    for (const Call& call : g.parts[i].calls) {
+      const double us = estimateCallUs(g.parts[i].comm, call);
+      if (isP2P(call.kind))
+        p2p = std::max(p2p, us);
+      else
+        total += us;
+    }
+    total += p2p;
+    g.parts[i].comm->seq -= g.parts[i].calls.size();
+  }
+  *estimatedUs = static_cast<float>(total);
+  return weftSuccess;
+}
+
 }  // namespace
 
 namespace weft {
@@ -192,4 +222,12 @@ extern "C" weftResult_t weftGroupEndAsync(weftRequest_t* request) {
                     "weftGroupEndAsync: request is NULL (the group stays open: call again with a "
                     "request, or end it with weftGroupEnd)");
   return endGroup(request);
+}
+
+extern "C" weftResult_t weftGroupSimulateEnd(float* estimatedUs) {
+  clearError();
+  if (estimatedUs == nullptr)
+    return setError(weftInvalidArgument,
+                    "weftGroupSimulateEnd: estimatedUs is NULL (the group stays open)");
+  return simulateEndGroup(estimatedUs);
 }
