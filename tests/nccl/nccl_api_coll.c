@@ -10,29 +10,49 @@
 
 static size_t typeSize(ncclDataType_t dt) {
   switch (dt) {
-    case ncclInt32: case ncclFloat32: return 4;
-    case ncclInt64: case ncclFloat64: return 8;
-    default: return 1;
+    case ncclInt32:
+    case ncclFloat32:
+      return 4;
+    case ncclInt64:
+    case ncclFloat64:
+      return 8;
+    default:
+      return 1;
   }
 }
 
 static void setVal(ncclDataType_t dt, void* buf, size_t i, double v) {
   switch (dt) {
-    case ncclInt32: ((int32_t*)buf)[i] = (int32_t)v; break;
-    case ncclInt64: ((int64_t*)buf)[i] = (int64_t)v; break;
-    case ncclFloat32: ((float*)buf)[i] = (float)v; break;
-    case ncclFloat64: ((double*)buf)[i] = v; break;
-    default: ((uint8_t*)buf)[i] = (uint8_t)v; break;
+    case ncclInt32:
+      ((int32_t*)buf)[i] = (int32_t)v;
+      break;
+    case ncclInt64:
+      ((int64_t*)buf)[i] = (int64_t)v;
+      break;
+    case ncclFloat32:
+      ((float*)buf)[i] = (float)v;
+      break;
+    case ncclFloat64:
+      ((double*)buf)[i] = v;
+      break;
+    default:
+      ((uint8_t*)buf)[i] = (uint8_t)v;
+      break;
   }
 }
 
 static double getVal(ncclDataType_t dt, const void* buf, size_t i) {
   switch (dt) {
-    case ncclInt32: return ((const int32_t*)buf)[i];
-    case ncclInt64: return (double)((const int64_t*)buf)[i];
-    case ncclFloat32: return ((const float*)buf)[i];
-    case ncclFloat64: return ((const double*)buf)[i];
-    default: return ((const uint8_t*)buf)[i];
+    case ncclInt32:
+      return ((const int32_t*)buf)[i];
+    case ncclInt64:
+      return (double)((const int64_t*)buf)[i];
+    case ncclFloat32:
+      return ((const float*)buf)[i];
+    case ncclFloat64:
+      return ((const double*)buf)[i];
+    default:
+      return ((const uint8_t*)buf)[i];
   }
 }
 
@@ -47,7 +67,8 @@ static double reduced(ncclRedOp_t op, ncclDataType_t dt, int nranks, size_t i) {
     if (op == ncclMax) acc = v > acc ? v : acc;
     if (op == ncclMin) acc = v < acc ? v : acc;
   }
-  if (op == ncclAvg) acc = (dt == ncclInt32 || dt == ncclInt64) ? floor(acc / nranks) : acc / nranks;
+  if (op == ncclAvg)
+    acc = (dt == ncclInt32 || dt == ncclInt64) ? floor(acc / nranks) : acc / nranks;
   return acc;
 }
 
@@ -78,7 +99,13 @@ static void compare(TestCtx* t, const char* what, ncclDataType_t dt, const void*
   free(host);
 }
 
-typedef struct { ncclRedOp_t op; ncclDataType_t dt; int nranks; size_t offset; int rank; } Spec;
+typedef struct {
+  ncclRedOp_t op;
+  ncclDataType_t dt;
+  int nranks;
+  size_t offset;
+  int rank;
+} Spec;
 static double wantReduced(const void* arg, size_t i) {
   const Spec* s = (const Spec*)arg;
   return reduced(s->op, s->dt, s->nranks, i + s->offset);
@@ -90,7 +117,8 @@ static double wantInputOf(const void* arg, size_t i) {
 /* Block b of an allgather / all-to-all receive: rank b's input (offset: the element in it). */
 static double wantGathered(const void* arg, size_t i) {
   const Spec* s = (const Spec*)arg;
-  return input((int)(i / s->offset), i % s->offset + (s->rank >= 0 ? (size_t)s->rank * s->offset : 0));
+  return input((int)(i / s->offset),
+               i % s->offset + (s->rank >= 0 ? (size_t)s->rank * s->offset : 0));
 }
 
 void checkCollectives(TestCtx* t) {
@@ -112,14 +140,16 @@ void checkCollectives(TestCtx* t) {
   }
   Spec sum = {ncclSum, ncclFloat32, t->nranks, 0, t->rank};
   void* io = inputBuf(ncclFloat32, n, t->rank);
-  if (EXPECT_OK(t, "ncclAllReduce in place", ncclAllReduce(io, io, n, ncclFloat32, ncclSum, t->comm, t->stream)))
+  if (EXPECT_OK(t, "ncclAllReduce in place",
+                ncclAllReduce(io, io, n, ncclFloat32, ncclSum, t->comm, t->stream)))
     compare(t, "ncclAllReduce in place", ncclFloat32, io, n, wantReduced, &sum);
   bufRelease(t, io);
 
   const int root = t->nranks - 1;
   void* in = inputBuf(ncclFloat32, 777, t->rank);
   void* out = bufAlloc(777 * 4);
-  if (EXPECT_OK(t, "ncclReduce", ncclReduce(in, out, 777, ncclFloat32, ncclSum, root, t->comm, t->stream)) &&
+  if (EXPECT_OK(t, "ncclReduce",
+                ncclReduce(in, out, 777, ncclFloat32, ncclSum, root, t->comm, t->stream)) &&
       t->rank == root)
     compare(t, "ncclReduce", ncclFloat32, out, 777, wantReduced, &sum);
   bufRelease(t, in);
@@ -129,7 +159,8 @@ void checkCollectives(TestCtx* t) {
   in = inputBuf(ncclInt32, block * t->nranks, t->rank);
   out = bufAlloc(block * 4);
   Spec rs = {ncclSum, ncclInt32, t->nranks, block * t->rank, t->rank};
-  if (EXPECT_OK(t, "ncclReduceScatter", ncclReduceScatter(in, out, block, ncclInt32, ncclSum, t->comm, t->stream)))
+  if (EXPECT_OK(t, "ncclReduceScatter",
+                ncclReduceScatter(in, out, block, ncclInt32, ncclSum, t->comm, t->stream)))
     compare(t, "ncclReduceScatter", ncclInt32, out, block, wantReduced, &rs);
   bufRelease(t, in);
   bufRelease(t, out);
@@ -138,7 +169,8 @@ void checkCollectives(TestCtx* t) {
   in = inputBuf(ncclFloat64, 513, t->rank);
   out = bufAlloc(513 * 8);
   Spec fromRoot = {ncclSum, ncclFloat64, t->nranks, 0, broot};
-  if (EXPECT_OK(t, "ncclBroadcast", ncclBroadcast(in, out, 513, ncclFloat64, broot, t->comm, t->stream)))
+  if (EXPECT_OK(t, "ncclBroadcast",
+                ncclBroadcast(in, out, 513, ncclFloat64, broot, t->comm, t->stream)))
     compare(t, "ncclBroadcast", ncclFloat64, out, 513, wantInputOf, &fromRoot);
   if (EXPECT_OK(t, "ncclBcast", ncclBcast(in, 513, ncclFloat64, broot, t->comm, t->stream)))
     compare(t, "ncclBcast", ncclFloat64, in, 513, wantInputOf, &fromRoot);
@@ -176,13 +208,15 @@ void checkRooted(TestCtx* t) {
   Spec g = {ncclSum, ncclFloat32, t->nranks, each, -1};
   void* in = inputBuf(ncclFloat32, each, t->rank);
   void* all = bufAlloc(each * t->nranks * 4);
-  if (EXPECT_OK(t, "ncclGather", ncclGather(in, all, each, ncclFloat32, root, t->comm, t->stream)) &&
+  if (EXPECT_OK(t, "ncclGather",
+                ncclGather(in, all, each, ncclFloat32, root, t->comm, t->stream)) &&
       t->rank == root)
     compare(t, "ncclGather", ncclFloat32, all, each * t->nranks, wantGathered, &g);
   /* Scatter back what root gathered: rank r gets rank r's input. */
   void* mine = bufAlloc(each * 4);
   Spec own = {ncclSum, ncclFloat32, t->nranks, 0, t->rank};
-  if (EXPECT_OK(t, "ncclScatter", ncclScatter(all, mine, each, ncclFloat32, root, t->comm, t->stream)))
+  if (EXPECT_OK(t, "ncclScatter",
+                ncclScatter(all, mine, each, ncclFloat32, root, t->comm, t->stream)))
     compare(t, "ncclScatter", ncclFloat32, mine, each, wantInputOf, &own);
   bufRelease(t, in);
   bufRelease(t, all);

@@ -35,12 +35,12 @@ int expectResult(TestCtx* t, const char* what, ncclResult_t r, ncclResult_t want
 #define EXPECT_OK(t, what, call) expectResult((t), (what), (call), ncclSuccess)
 
 /* The checks, one group per file. */
-void checkCollectives(TestCtx* t);   /* nccl_api_coll.c */
-void checkRooted(TestCtx* t);        /* nccl_api_coll.c: gather, scatter, send/recv */
-void checkRefusals(TestCtx* t);      /* nccl_api_misc.c */
-void checkMemoryAndOps(TestCtx* t);  /* nccl_api_misc.c */
-void checkGroups(TestCtx* t);        /* nccl_api_misc.c: simulate */
-void checkComms(TestCtx* t);         /* nccl_api_comms.c: split, scalable, finalize */
-void checkShrink(TestCtx* t);        /* nccl_api_comms.c: revoke, shrink, abort */
+void checkCollectives(TestCtx* t);  /* nccl_api_coll.c */
+void checkRooted(TestCtx* t);       /* nccl_api_coll.c: gather, scatter, send/recv */
+void checkRefusals(TestCtx* t);     /* nccl_api_misc.c */
+void checkMemoryAndOps(TestCtx* t); /* nccl_api_misc.c */
+void checkGroups(TestCtx* t);       /* nccl_api_misc.c: simulate */
+void checkComms(TestCtx* t);        /* nccl_api_comms.c: split, scalable, finalize */
+void checkShrink(TestCtx* t);       /* nccl_api_comms.c: revoke, shrink, abort */
 
 #endif
