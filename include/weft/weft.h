@@ -259,6 +259,18 @@ weftResult_t weftCommSplit(weftComm_t comm, int color, int key, weftComm_t* newc
 weftResult_t weftCommShrink(weftComm_t comm, const int* excludeRanks, int nExclude,
                             weftComm_t* newcomm);
 
+/* A communicator of nranks ranks made of comm's ranks and ranks that join
+ * them (standbys, new processes); with weftCommShrink, a replacement: a
+ * standby takes a dead rank's place and every rank keeps its number. Ranks
+ * of comm pass comm (rank -1 keeps their rank in comm; or the rank to take);
+ * joining ranks pass comm = NULL and the rank they take. All pass the same
+ * id: a fresh weftGetUniqueId made by one of comm's ranks, handed to the
+ * joining ranks by the application or its launcher. Collective over comm's
+ * ranks and the joining ones; comm stays as it was. Two participants taking
+ * one rank, or comm's ranks disagreeing on nranks or id, fail every one. */
+weftResult_t weftCommGrow(weftComm_t comm, int nranks, weftUniqueId id, int rank,
+                          weftComm_t* newcomm);
+
 /* ---- host memory the ranks of a node can share -------------------------- */
 /* Allocates size bytes of zeroed, page-aligned host memory (like MPI_Alloc_mem).
  * Any buffer works with every call; buffers from here are faster between ranks

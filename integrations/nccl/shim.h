@@ -38,7 +38,10 @@ struct ncclComm {
   int cudaDev = -1;
   bool blocking = true;
   bool finalized = false;
-  std::string name;                  // ncclConfig_t.commName, for log lines
+  std::string name;  // ncclConfig_t.commName, for log lines
+  // Guards async and worker: frameworks poll ncclCommGetAsyncError from a
+  // watchdog thread while another thread makes calls on the communicator.
+  std::mutex settleMu;
   std::shared_ptr<ShimAsync> async;  // non-null while background work may be pending
   std::thread worker;
 };

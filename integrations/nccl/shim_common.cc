@@ -51,6 +51,7 @@ bool isLive(ncclComm_t comm) {
 }
 
 ncclResult_t settle(ncclComm_t comm) {
+  std::lock_guard<std::mutex> lock(comm->settleMu);
   if (comm->worker.joinable()) comm->worker.join();
   if (!comm->async) return ncclSuccess;
   std::shared_ptr<ShimAsync> async = std::move(comm->async);

@@ -29,6 +29,7 @@ ncclResult_t runCreation(ncclComm_t comm, const char* fn,
   }
   auto async = std::make_shared<ShimAsync>();
   async->running = true;
+  std::lock_guard<std::mutex> hold(comm->settleMu);
   comm->async = async;
   const int device = comm->cudaDev;
   comm->worker = std::thread([async, work = std::move(work), device] {

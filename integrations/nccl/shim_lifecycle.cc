@@ -74,11 +74,14 @@ ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
   clearError();
   if (asyncError == nullptr) return fail(ncclInvalidArgument, "%s: asyncError is NULL", fn);
   if (!isLive(comm)) return fail(ncclInvalidArgument, "%s: comm is not a live communicator", fn);
-  if (comm->async) {
-    std::lock_guard<std::mutex> lock(comm->async->mu);
-    if (comm->async->running) {
-      *asyncError = ncclInProgress;
-      return ncclSuccess;
+  {
+    std::lock_guard<std::mutex> hold(comm->settleMu);
+    if (comm->async) {
+      std::lock_guard<std::mutex> lock(comm->async->mu);
+      if (comm->async->running) {
+        *asyncError = ncclInProgress;
+        return ncclSuccess;
+      }
     }
   }
   if (ncclResult_t r = settle(comm)) {
@@ -175,12 +178,15 @@ ncclResult_t pncclCommAbort(ncclComm_t comm) {
   if (!isLive(comm))
     return fail(ncclInvalidArgument, "ncclCommAbort: comm is not a live communicator");
   bool left = false;
-  if (comm->async) {  // a creation still running is left to finish and free what it made
-    std::lock_guard<std::mutex> lock(comm->async->mu);
-    comm->async->abandoned = true;
-    if (comm->async->running) {
-      comm->worker.detach();
-      left = true;
+  {
+    std::lock_guard<std::mutex> hold(comm->settleMu);
+    if (comm->async) {  // a creation still running is left to finish and free what it made
+      std::lock_guard<std::mutex> lock(comm->async->mu);
+      comm->async->abandoned = true;
+      if (comm->async->running) {
+        comm->worker.detach();
+        left = true;
+      }
     }
   }
   if (!left) settle(comm);

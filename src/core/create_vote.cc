@@ -26,6 +26,8 @@ const char* createOpName(uint32_t op) {
       return "weftCommSplit";
     case CreateOp::kShrink:
       return "weftCommShrink";
+    case CreateOp::kGrow:
+      return "weftCommGrow";
   }
   return "an unknown call";
 }

@@ -14,7 +14,7 @@
 
 namespace weft {
 
-enum class CreateOp : uint32_t { kSplit = 1, kShrink = 2 };
+enum class CreateOp : uint32_t { kSplit = 1, kShrink = 2, kGrow = 3 };
 
 // A wire record: fixed size, read only by ranks of the same build.
 struct CreateVote {

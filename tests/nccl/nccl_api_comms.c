@@ -2,6 +2,7 @@
  * creations inside a group, the scalable and single-process inits, revoke,
  * shrink and abort. Communicators that one thread drives together use host
  * buffers, so that no stream is shared by two of them. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,7 +109,48 @@ static void checkGroupCreation(TestCtx* t) {
   }
 }
 
+/* A non-blocking creation aborted while in progress: abort returns at once,
+ * and the creation, left to finish, frees what it made. */
+static void checkAbortDuringInit(TestCtx* t) {
+  ncclUniqueId id;
+  shareId(t, &id);
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  ncclComm_t comm = NULL;
+  ncclResult_t r = ncclCommInitRankConfig(&comm, t->nranks, id, t->rank, &config);
+  if (r != ncclInProgress && !EXPECT_OK(t, "ncclCommInitRankConfig(blocking=0)", r)) return;
+  EXPECT_OK(t, "ncclCommAbort during a non-blocking init", ncclCommAbort(comm));
+}
+
+/* A watchdog thread polls the communicator's error, as frameworks do, while
+ * this thread makes calls on it. */
+typedef struct {
+  ncclComm_t comm;
+  volatile int stop;
+  int bad;
+} Watchdog;
+static void* watch(void* arg) {
+  Watchdog* w = (Watchdog*)arg;
+  while (!w->stop) {
+    ncclResult_t state = ncclSuccess;
+    if (ncclCommGetAsyncError(w->comm, &state) != ncclSuccess || state != ncclSuccess) w->bad++;
+  }
+  return NULL;
+}
+static void checkWatchdog(TestCtx* t) {
+  Watchdog w = {t->comm, 0, 0};
+  pthread_t thread;
+  pthread_create(&thread, NULL, watch, &w);
+  for (int i = 0; i < 50; ++i)
+    if (sumOn(t, "allreduce beside a watchdog", t->comm, 1) != t->nranks) break;
+  w.stop = 1;
+  pthread_join(thread, NULL);
+  if (w.bad) failed(t, "ncclCommGetAsyncError from a watchdog", "%d bad answers", w.bad);
+}
+
 void checkComms(TestCtx* t) {
+  checkAbortDuringInit(t);
+  checkWatchdog(t);
   checkSplit(t);
   checkGroupCreation(t);
   ncclUniqueId ids[2];
