@@ -126,6 +126,12 @@ add_test(NAME mp-san.perf.threads
 set_tests_properties(mp-san.perf.threads PROPERTIES
   TIMEOUT 300 LABELS mp-san ENVIRONMENT "${_san_env}")
 
+# Grow and replace: a death, shrink, then a standby joining by rendezvous.
+add_test(NAME mp-san.grow.replace
+         COMMAND weft-run -n 5 --timeout 280 $<TARGET_FILE:mp_grow> --replace)
+set_tests_properties(mp-san.grow.replace PROPERTIES
+  TIMEOUT 300 LABELS mp-san ENVIRONMENT "${_san_env}")
+
 foreach(name ${_san_asan_only})
   set_tests_properties(mp-san.${name} PROPERTIES LABELS "mp-san;asan-only")
 endforeach()
