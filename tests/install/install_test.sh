@@ -61,5 +61,23 @@ env -u LD_LIBRARY_PATH "$work/moved/bin/weft-run" -n 2 --timeout 120 \
   "$work/moved/bin/all_reduce_perf" -b 8 -e 64K -f 8 -w 1 -n 2 >"$work/run.log" 2>&1 ||
   { cat "$work/run.log"; echo "FAIL: the installed weft-run and all_reduce_perf did not run"; exit 1; }
 tail -3 "$work/run.log"
+# The NCCL drop-in (CUDA builds): installed off the default library path, and
+# the installed weft-run runs NCCL's allreduce through it.
+if [ -e "$build/weft-nccl/libnccl.so.2" ]; then
+  lib=$(dirname "$(find "$work/moved" -name libweft.so.0 | head -1)")
+  if ls "$lib"/libnccl.so* >/dev/null 2>&1 || [ ! -e "$lib/weft-nccl/libnccl.so.2" ]; then
+    echo "FAIL: the drop-in is not (only) in $lib/weft-nccl:"; ls "$lib" "$lib/weft-nccl" || true
+    exit 1
+  fi
+  if [ -x "$build/tests/nccl/nccl_api_test" ]; then
+    cp "$build/tests/nccl/nccl_api_test" "$work/nccl_api_test"
+    env LD_LIBRARY_PATH="$lib/weft-nccl" "$work/moved/bin/weft-run" -n 2 --timeout 120 \
+      "$work/nccl_api_test" >"$work/nccl.log" 2>&1 ||
+      { cat "$work/nccl.log"; echo "FAIL: the NCCL API test on the installed drop-in"; exit 1; }
+    LD_LIBRARY_PATH="$lib/weft-nccl" ldd "$work/nccl_api_test" | grep -q "libnccl.so.2 => $lib/weft-nccl" ||
+      { echo "FAIL: the test did not load the installed drop-in"; exit 1; }
+    echo "install_test: the NCCL API test ran on the installed drop-in ($lib/weft-nccl)"
+  fi
+fi
 echo "install_test: find_package (with and without pkg-config) and pkg-config (shared and"
 echo "install_test: --static) consumers built and ran; installed programs ran from a moved prefix"
