@@ -3,6 +3,7 @@
  * shrink and abort. Communicators that one thread drives together use host
  * buffers, so that no stream is shared by two of them. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,24 +127,27 @@ static void checkAbortDuringInit(TestCtx* t) {
  * this thread makes calls on it. */
 typedef struct {
   ncclComm_t comm;
-  volatile int stop;
+  atomic_int stop;
   int bad;
 } Watchdog;
 static void* watch(void* arg) {
   Watchdog* w = (Watchdog*)arg;
-  while (!w->stop) {
+  while (!atomic_load(&w->stop)) {
     ncclResult_t state = ncclSuccess;
     if (ncclCommGetAsyncError(w->comm, &state) != ncclSuccess || state != ncclSuccess) w->bad++;
   }
   return NULL;
 }
 static void checkWatchdog(TestCtx* t) {
-  Watchdog w = {t->comm, 0, 0};
+  Watchdog w;
+  w.comm = t->comm;
+  atomic_init(&w.stop, 0);
+  w.bad = 0;
   pthread_t thread;
   pthread_create(&thread, NULL, watch, &w);
   for (int i = 0; i < 50; ++i)
     if (sumOn(t, "allreduce beside a watchdog", t->comm, 1) != t->nranks) break;
-  w.stop = 1;
+  atomic_store(&w.stop, 1);
   pthread_join(thread, NULL);
   if (w.bad) failed(t, "ncclCommGetAsyncError from a watchdog", "%d bad answers", w.bad);
 }
