@@ -1,8 +1,10 @@
 // weft-run: starts N local ranks of a command for a weft job, without MPI.
-//   weft-run -n N [--timeout SEC] [--] cmd args...
+//   weft-run -n N [--standby K] [--timeout SEC] [--] cmd args...
 // Creates a unique id (this process serves the rendezvous in the background),
 // passes it to the ranks as WEFT_UNIQUE_ID with WEFT_RANK, WEFT_WORLD_SIZE,
 // WEFT_LOCAL_RANK and WEFT_LOCAL_SIZE, and supervises them (weft_run_ranks.h).
+// With --standby it also serves a standby pool (weftStandbyPoolStart) for the
+// job's life and starts K standby processes (WEFT_STANDBY=1).
 #include <weft/weft.h>
 
 #include <cerrno>
@@ -17,12 +19,15 @@ namespace {
 
 void PrintUsage(FILE* out) {
   std::fprintf(out,
-               "usage: weft-run -n N [--timeout SEC] [--] cmd [args...]\n"
+               "usage: weft-run -n N [--standby K] [--timeout SEC] [--] cmd [args...]\n"
                "  -n N            number of local ranks to start\n"
+               "  --standby K     also K standby processes (WEFT_STANDBY=1), which take the\n"
+               "                  place of ranks that die (weftStandbyWait, weftCommReplace)\n"
                "  --timeout SEC   stop every rank after SEC seconds (exit status 124)\n"
                "  -h, --help      this text\n"
                "Exit status: 0 when every rank exits 0, else the first failing rank's status\n"
-               "(128 + signal number when it was killed by a signal).\n");
+               "(128 + signal number when it was killed by a signal; with --standby, a\n"
+               "death by a signal is reported, not a failure).\n");
 }
 
 bool ParsePositiveInt(const char* text, int* value) {
@@ -75,6 +80,13 @@ int ParseArgs(int argc, char** argv, RankLaunch* launch) {
         std::fprintf(stderr, "weft-run: --timeout needs a positive number of seconds\n");
         return 2;
       }
+    } else if (arg == "--standby") {
+      if (!has_next || (std::strcmp(argv[i + 1], "0") != 0 &&
+                        !ParsePositiveInt(argv[i + 1], &launch->standby))) {
+        std::fprintf(stderr, "weft-run: --standby needs a number of standby processes\n");
+        return 2;
+      }
+      ++i;
     } else if (!arg.empty() && arg[0] == '-') {
       std::fprintf(stderr, "weft-run: unknown option %s\n", arg.c_str());
       PrintUsage(stderr);
@@ -121,5 +133,21 @@ int main(int argc, char** argv) {
     return 1;
   }
   launch.unique_id = text;
-  return RunRanks(launch, rank_mask);
+  weftStandbyPool_t pool = nullptr;
+  if (launch.standby > 0) {
+    char addr[256];
+    if (weftStandbyPoolStart(&pool, addr, sizeof(addr)) != weftSuccess) {
+      std::fprintf(stderr, "weft-run: cannot serve the standby pool: %s\n",
+                   weftGetLastError(nullptr));
+      return 1;
+    }
+    launch.standby_addr = addr;
+    launch.ranks_ended = [&pool] {
+      weftStandbyPoolStop(pool);
+      pool = nullptr;
+    };
+  }
+  const int status = RunRanks(launch, rank_mask);
+  weftStandbyPoolStop(pool);
+  return status;
 }

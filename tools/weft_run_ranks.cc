@@ -74,17 +74,22 @@ void SupervisorSignals(sigset_t* set) {
   for (int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaddset(set, sig);
 }
 
-// The environment of one rank: ours, with the WEFT_* launch variables replaced.
-std::vector<std::string> RankEnvironment(const RankLaunch& launch, int rank) {
-  const std::string r = std::to_string(rank);
+// The environment of one process: ours, with the WEFT_* launch variables
+// replaced. Processes from nranks on are standbys: no rank, WEFT_STANDBY=1.
+std::vector<std::string> RankEnvironment(const RankLaunch& launch, int index) {
+  const bool standby = index >= launch.nranks;
+  const std::string i = std::to_string(index);
   const std::string n = std::to_string(launch.nranks);
-  const std::vector<std::string> ours = {
+  std::vector<std::string> ours = {
       "WEFT_UNIQUE_ID=" + launch.unique_id,
-      "WEFT_RANK=" + r,
       "WEFT_WORLD_SIZE=" + n,
-      "WEFT_LOCAL_RANK=" + r,
-      "WEFT_LOCAL_SIZE=" + n,
+      "WEFT_LOCAL_RANK=" + i,
+      "WEFT_LOCAL_SIZE=" + std::to_string(launch.nranks + launch.standby),
   };
+  if (!standby) ours.push_back("WEFT_RANK=" + i);
+  if (standby) ours.push_back("WEFT_STANDBY=1");
+  if (launch.standby > 0) ours.push_back("WEFT_STANDBY_ADDR=" + launch.standby_addr);
+  const char* const dropped[] = {"WEFT_RANK=", "WEFT_STANDBY=", "WEFT_STANDBY_ADDR="};
   std::vector<std::string> env;
   for (char** entry = environ; *entry != nullptr; ++entry) {
     bool replaced = false;
@@ -92,6 +97,8 @@ std::vector<std::string> RankEnvironment(const RankLaunch& launch, int rank) {
       const size_t name_length = var.find('=') + 1;
       if (std::strncmp(*entry, var.c_str(), name_length) == 0) replaced = true;
     }
+    for (const char* name : dropped)
+      if (std::strncmp(*entry, name, std::strlen(name)) == 0) replaced = true;
     if (!replaced) env.push_back(*entry);
   }
   env.insert(env.end(), ours.begin(), ours.end());
@@ -126,20 +133,20 @@ pid_t StartRank(const RankLaunch& launch, int rank, const sigset_t& rank_mask) {
 }
 
 // Says how a rank ended; returns the exit status weft-run would use for it.
-int DescribeEnd(int rank, int wait_status, bool print) {
+int DescribeEnd(const std::string& who, int wait_status, bool print) {
   if (WIFSIGNALED(wait_status)) {
     const int sig = WTERMSIG(wait_status);
     if (print) {
       const char* name = SignalName(sig);
       const std::string label = name != nullptr ? name : std::to_string(sig);
-      std::fprintf(stderr, "weft-run: rank %d killed by signal %s (%s)\n", rank, label.c_str(),
+      std::fprintf(stderr, "weft-run: %s killed by signal %s (%s)\n", who.c_str(), label.c_str(),
                    strsignal(sig));
     }
     return 128 + sig;
   }
   const int code = WEXITSTATUS(wait_status);
   if (code != 0 && print)
-    std::fprintf(stderr, "weft-run: rank %d exited with status %d\n", rank, code);
+    std::fprintf(stderr, "weft-run: %s exited with status %d\n", who.c_str(), code);
   return code;
 }
 
@@ -170,6 +177,7 @@ class Supervisor {
       }
       if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) Forward(sig);
       Reap();
+      NoticeRanksEnded();
     }
     if (timed_out_) return 124;
     if (interrupted_by_ != 0) return 128 + interrupted_by_;
@@ -240,8 +248,14 @@ class Supervisor {
         if (ranks_[r].pid != pid || !ranks_[r].running) continue;
         ranks_[r].running = false;
         // Once weft-run is stopping the ranks itself, their deaths are expected.
-        const int code = DescribeEnd(static_cast<int>(r), status, !killing_);
-        if (code != 0 && first_failure_ == 0) {
+        const int index = static_cast<int>(r);
+        const std::string who = index < launch_.nranks
+                                    ? "rank " + std::to_string(index)
+                                    : "standby " + std::to_string(index - launch_.nranks);
+        const int code = DescribeEnd(who, status, !killing_);
+        // With standbys a death is what they are for: reported, not fatal.
+        const bool replaceable = launch_.standby > 0 && WIFSIGNALED(status);
+        if (code != 0 && first_failure_ == 0 && !replaceable) {
           first_failure_ = code;
           if (!killing_) {
             term_pending_ = true;
@@ -252,8 +266,19 @@ class Supervisor {
     }
   }
 
+  // Once every rank (not standby) ended, the launcher stops the pool, and
+  // the standbys still waiting return.
+  void NoticeRanksEnded() {
+    if (ranks_ended_told_ || !launch_.ranks_ended) return;
+    for (int r = 0; r < launch_.nranks; ++r)
+      if (ranks_[static_cast<size_t>(r)].running) return;
+    ranks_ended_told_ = true;
+    launch_.ranks_ended();
+  }
+
   const RankLaunch& launch_;
   std::vector<Rank>& ranks_;
+  bool ranks_ended_told_ = false;
   bool has_timeout_ = false;
   bool timed_out_ = false;
   Clock::time_point timeout_at_;
@@ -295,9 +320,10 @@ std::string ResolveCommand(const std::string& command) {
 }
 
 int RunRanks(const RankLaunch& launch, const sigset_t& rank_mask) {
-  std::vector<Rank> ranks(static_cast<size_t>(launch.nranks));
+  const int processes = launch.nranks + launch.standby;
+  std::vector<Rank> ranks(static_cast<size_t>(processes));
   Supervisor supervisor(launch, &ranks);
-  for (int r = 0; r < launch.nranks; ++r) {
+  for (int r = 0; r < processes; ++r) {
     const pid_t pid = StartRank(launch, r, rank_mask);
     if (pid < 0) {
       std::fprintf(stderr, "weft-run: cannot start rank %d: %s\n", r, std::strerror(errno));

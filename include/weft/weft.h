@@ -271,6 +271,30 @@ weftResult_t weftCommShrink(weftComm_t comm, const int* excludeRanks, int nExclu
 weftResult_t weftCommGrow(weftComm_t comm, int nranks, weftUniqueId id, int rank,
                           weftComm_t* newcomm);
 
+/* ---- standby ranks (docs/api.md) ---------------------------------------- */
+/* Processes started with a job that wait, idle, until a rank dies, then take
+ * its place. A launcher serves the pool for the life of the job and gives
+ * every process its address as WEFT_STANDBY_ADDR (weft-run --standby K does);
+ * the address holds a random secret: treat it as a credential. */
+typedef struct weftStandbyPool* weftStandbyPool_t;
+/* Starts serving a pool; addr (len bytes) gets what WEFT_STANDBY_ADDR must say. */
+weftResult_t weftStandbyPoolStart(weftStandbyPool_t* pool, char* addr, size_t len);
+/* Stops it: standbys still waiting return from weftStandbyWait. */
+weftResult_t weftStandbyPoolStop(weftStandbyPool_t pool);
+/* In a standby: waits until the survivors of a failure call weftCommReplace,
+ * then returns its communicator (*comm), in which this process has the rank
+ * of a dead one. weftInvalidUsage when the job ended without needing it. */
+weftResult_t weftStandbyWait(weftComm_t* comm);
+/* After a failure, collective over the survivors (as weftCommShrink, on a
+ * broken communicator too): shrinks comm without deadRanks, then, if the
+ * pool has a standby for every dead rank, grows back to comm's size with
+ * each standby in a dead rank's place, so that every rank keeps its number:
+ * *replaced = the number of dead ranks. Else *newcomm is the shrunk
+ * communicator (ranks renumbered as shrink does), *replaced = 0, and a WARN
+ * says why. An excluded caller gets *newcomm = NULL. comm stays as it was. */
+weftResult_t weftCommReplace(weftComm_t comm, const int* deadRanks, int nDead, weftComm_t* newcomm,
+                             int* replaced);
+
 /* ---- host memory the ranks of a node can share -------------------------- */
 /* Allocates size bytes of zeroed, page-aligned host memory (like MPI_Alloc_mem).
  * Any buffer works with every call; buffers from here are faster between ranks

@@ -158,7 +158,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   me = atoi(rank);
-  snprintf(dir, sizeof(dir), "/tmp/weft-grow-%.16s", id); /* one per job */
+  /* One folder per job: named by a hash of the whole id (its first bytes are
+   * the same for every job). */
+  unsigned long long h = 1469598103934665603ull;
+  for (const char* c = id; *c; ++c) h = (h ^ (unsigned char)*c) * 1099511628211ull;
+  snprintf(dir, sizeof(dir), "/tmp/weft-grow-%016llx", h);
   if (strcmp(argv[1], "--grow") == 0) growTest();
   if (strcmp(argv[1], "--replace") == 0) replaceTest();
   if (me == 0) { /* every id was read before the last collective */

@@ -1,0 +1,227 @@
+// The standby pool (see standby_pool.h): the server's thread and the two
+// client calls. A request is read with a short deadline, so a silent
+// stranger holds the pool at most that long; a request without the pool's
+// secret is dropped with a warning.
+#include "bootstrap/standby_pool.h"
+
+#include <poll.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <thread>
+
+#include "base/error.h"
+#include "base/log.h"
+
+namespace weft {
+
+namespace {
+
+constexpr double kRequestSec = 2.0;  // to read a request or send an answer
+
+std::string hexOf(const uint8_t* bytes, size_t n) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < n; ++i) {
+    out += digits[bytes[i] >> 4];
+    out += digits[bytes[i] & 15];
+  }
+  return out;
+}
+
+// "host:port/<hex secret>" -> the address and the secret.
+weftResult_t parseAddr(const std::string& text, SockAddr* addr, uint8_t* secret) {
+  const size_t slash = text.rfind('/');
+  std::string why;
+  if (slash == std::string::npos || text.size() - slash - 1 != 2 * kSecretBytes ||
+      !parseHostPort(text.substr(0, slash), addr, &why))
+    return setError(weftInvalidArgument,
+                    "WEFT_STANDBY_ADDR=\"%s\" is not host:port/<64 hex digits> (set by the "
+                    "launcher, e.g. weft-run --standby)%s%s",
+                    text.c_str(), why.empty() ? "" : ": ", why.c_str());
+  for (size_t i = 0; i < kSecretBytes; ++i) {
+    unsigned byte = 0;
+    if (sscanf(text.c_str() + slash + 1 + 2 * i, "%2x", &byte) != 1)
+      return setError(weftInvalidArgument, "WEFT_STANDBY_ADDR: the secret is not hex");
+    secret[i] = static_cast<uint8_t>(byte);
+  }
+  return weftSuccess;
+}
+
+weftResult_t request(const std::string& text, StandbyRequest* req, int* fd) {
+  SockAddr addr;
+  req->magic = kStandbyMagic;
+  WEFT_CHECK(parseAddr(text, &addr, req->secret));
+  WEFT_CHECK(connectTo(addr, Deadline::after(30.0), nullptr, "the standby pool", fd));
+  const weftResult_t r =
+      sendAll(*fd, req, sizeof(*req), Deadline::after(kRequestSec), nullptr, "the standby pool");
+  if (r != weftSuccess) closeFd(fd);
+  return r;
+}
+
+}  // namespace
+
+struct StandbyPool::State {
+  int listenFd = -1;
+  int stopPipe[2] = {-1, -1};
+  uint8_t secret[kSecretBytes];
+  std::deque<int> waiting;  // standbys' connections, oldest first
+  std::thread thread;
+
+  void run();
+  void take(int fd);
+  void assign(int fd, const StandbyRequest& req);
+  void dropDeparted();
+};
+
+void StandbyPool::State::dropDeparted() {
+  for (auto it = waiting.begin(); it != waiting.end();) {
+    pollfd p{*it, POLLIN, 0};
+    if (poll(&p, 1, 0) > 0) {  // a waiting standby sends nothing: this is its end
+      int fd = *it;
+      closeFd(&fd);
+      it = waiting.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void StandbyPool::State::assign(int fd, const StandbyRequest& req) {
+  StandbyAnswer answer{};
+  dropDeparted();
+  if (req.count < 1 || req.count > kStandbyMaxAssign || req.nranks < 1) {
+    answer.status = 1;
+    snprintf(answer.text, sizeof(answer.text), "a request for %d standbys of %d ranks", req.count,
+             req.nranks);
+  } else if (static_cast<int>(waiting.size()) < req.count) {
+    answer.status = 1;
+    snprintf(answer.text, sizeof(answer.text), "%d standby(s) wait, %d needed",
+             static_cast<int>(waiting.size()), req.count);
+  } else {
+    for (int i = 0; i < req.count; ++i) {
+      StandbyAnswer place{};
+      place.rank = req.ranks[i];
+      place.nranks = req.nranks;
+      std::memcpy(place.id, req.id, sizeof(place.id));
+      int standby = waiting.front();
+      waiting.pop_front();
+      sendAll(standby, &place, sizeof(place), Deadline::after(kRequestSec), nullptr, "a standby");
+      closeFd(&standby);
+    }
+    WEFT_INFO(BOOTSTRAP, "standby pool: %d standby(s) sent to replace ranks of %d", req.count,
+              req.nranks);
+  }
+  sendAll(fd, &answer, sizeof(answer), Deadline::after(kRequestSec), nullptr, "a survivor");
+  closeFd(&fd);
+}
+
+void StandbyPool::State::take(int fd) {
+  StandbyRequest req{};
+  if (recvAll(fd, &req, sizeof(req), Deadline::after(kRequestSec), nullptr, "a client") !=
+          weftSuccess ||
+      req.magic != kStandbyMagic || std::memcmp(req.secret, secret, kSecretBytes) != 0) {
+    WEFT_WARN(BOOTSTRAP, "standby pool: dropped a connection without this job's secret");
+    closeFd(&fd);
+    return;
+  }
+  if (req.kind == 1) {
+    waiting.push_back(fd);
+    WEFT_INFO(BOOTSTRAP, "standby pool: %d standby(s) wait", static_cast<int>(waiting.size()));
+  } else {
+    assign(fd, req);
+  }
+}
+
+void StandbyPool::State::run() {
+  for (;;) {
+    pollfd fds[2] = {{listenFd, POLLIN, 0}, {stopPipe[0], POLLIN, 0}};
+    // A second's wake-up drops the standbys that left meanwhile.
+    if (poll(fds, 2, 1000) < 0 && errno != EINTR) break;
+    if (fds[1].revents != 0) break;
+    dropDeparted();
+    if (fds[0].revents & POLLIN) {
+      int fd = -1;
+      if (acceptOne(listenFd, Deadline::after(0.1), nullptr, &fd) == weftSuccess) take(fd);
+      clearError();
+    }
+  }
+  for (int fd : waiting) closeFd(&fd);
+  waiting.clear();
+}
+
+weftResult_t StandbyPool::start(std::unique_ptr<StandbyPool>* pool, std::string* addr) {
+  auto state = std::make_shared<State>();
+  SockAddr here, bound;
+  std::string ifname;
+  WEFT_CHECK(pickInterface(&here, &ifname));
+  here.setPort(0);
+  WEFT_CHECK(listenOn(here, &state->listenFd, &bound));
+  if (getrandom(state->secret, kSecretBytes, 0) != static_cast<ssize_t>(kSecretBytes) ||
+      pipe(state->stopPipe) != 0) {
+    closeFd(&state->listenFd);
+    return setError(weftSystemError, "weftStandbyPoolStart: %s", strerror(errno));
+  }
+  state->thread = std::thread([state] { state->run(); });
+  pool->reset(new StandbyPool());
+  (*pool)->state_ = state;
+  *addr = bound.str() + "/" + hexOf(state->secret, kSecretBytes);
+  return weftSuccess;
+}
+
+StandbyPool::~StandbyPool() {
+  if (!state_) return;
+  // The pipe is empty and ours, so the byte that tells the thread fits.
+  const char stop = 1;
+  if (write(state_->stopPipe[1], &stop, 1) == 1 && state_->thread.joinable())
+    state_->thread.join();
+  else if (state_->thread.joinable())
+    state_->thread.detach();
+  closeFd(&state_->listenFd);
+  closeFd(&state_->stopPipe[0]);
+  closeFd(&state_->stopPipe[1]);
+}
+
+weftResult_t standbyWait(const std::string& addr, StandbyAnswer* place) {
+  StandbyRequest req{};
+  req.kind = 1;
+  int fd = -1;
+  WEFT_CHECK(request(addr, &req, &fd));
+  // No deadline: a standby waits as long as the job runs.
+  const weftResult_t r = recvAll(fd, place, sizeof(*place), Deadline(), nullptr, "the pool");
+  closeFd(&fd);
+  if (r != weftSuccess)
+    return setError(weftInvalidUsage,
+                    "weftStandbyWait: the job ended without needing this standby (the standby "
+                    "pool closed its connection)");
+  return weftSuccess;
+}
+
+weftResult_t standbyAssign(const std::string& addr, int nranks, const std::vector<int>& ranks,
+                           const weftUniqueId& id, bool* assigned, std::string* why) {
+  StandbyRequest req{};
+  req.kind = 2;
+  req.nranks = nranks;
+  req.count = static_cast<int32_t>(ranks.size());
+  if (ranks.empty() || ranks.size() > static_cast<size_t>(kStandbyMaxAssign))
+    return setError(weftInvalidArgument, "%zu ranks to replace (1..%d at once)", ranks.size(),
+                    kStandbyMaxAssign);
+  for (size_t i = 0; i < ranks.size(); ++i) req.ranks[i] = ranks[i];
+  std::memcpy(req.id, id.internal, sizeof(req.id));
+  int fd = -1;
+  WEFT_CHECK(request(addr, &req, &fd));
+  StandbyAnswer answer{};
+  const weftResult_t r =
+      recvAll(fd, &answer, sizeof(answer), Deadline::after(30.0), nullptr, "the standby pool");
+  closeFd(&fd);
+  WEFT_CHECK(r);
+  *assigned = answer.status == 0;
+  answer.text[sizeof(answer.text) - 1] = '\0';
+  *why = answer.text;
+  return weftSuccess;
+}
+
+}  // namespace weft

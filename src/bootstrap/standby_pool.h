@@ -1,0 +1,71 @@
+// Standby processes and the pool that hands them out (weftStandbyPool*,
+// weftStandbyWait, weftCommReplace). A launcher serves the pool for the life
+// of a job; its address, with a random secret, reaches every process as
+// WEFT_STANDBY_ADDR ("host:port/<64 hex digits>"). A standby connects, says
+// it waits, and blocks on the connection: idle, costing a socket. Survivors
+// of a failure ask the pool for one standby per dead rank, all or none: each
+// chosen standby gets the rank it takes, the size and the unique id of the
+// communicator to join, and the pool answers the survivors how it went. When
+// the pool stops, waiting standbys read the end of their connection: the job
+// ended without them.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bootstrap/wire.h"
+#include "weft/weft.h"
+
+namespace weft {
+
+constexpr uint32_t kStandbyMagic = 0x57534259;  // "WSBY"
+constexpr int kStandbyMaxAssign = 64;           // ranks replaced by one request
+
+// Client -> pool: wait (a standby), or assign standbys to `ranks` (survivors).
+struct StandbyRequest {
+  uint32_t magic;
+  uint32_t kind;  // 1 wait, 2 assign
+  uint8_t secret[kSecretBytes];
+  int32_t nranks;
+  int32_t count;
+  int32_t ranks[kStandbyMaxAssign];
+  char id[WEFT_UNIQUE_ID_BYTES];
+};
+
+// Pool -> client: to a standby, its place; to survivors, whether it went.
+struct StandbyAnswer {
+  int32_t status;  // 0: done; else `text` says why not
+  int32_t rank;
+  int32_t nranks;
+  int32_t pad;
+  char id[WEFT_UNIQUE_ID_BYTES];
+  char text[200];
+};
+
+class StandbyPool {
+ public:
+  // Listens on this host's interface (WEFT_SOCKET_IFNAME) and serves from a
+  // thread of its own; `addr` gets what WEFT_STANDBY_ADDR must say.
+  static weftResult_t start(std::unique_ptr<StandbyPool>* pool, std::string* addr);
+  ~StandbyPool();  // stops: waiting standbys see their connection end
+  StandbyPool(const StandbyPool&) = delete;
+  StandbyPool& operator=(const StandbyPool&) = delete;
+
+  struct State;  // standby_pool.cc
+
+ private:
+  StandbyPool() = default;
+  std::shared_ptr<State> state_;
+};
+
+// A standby: waits until the pool hands it a place (status 0) or stops
+// (weftInvalidUsage, "the job ended without needing this standby").
+weftResult_t standbyWait(const std::string& addr, StandbyAnswer* place);
+// Survivors: one standby for each of `ranks` of an `nranks` communicator
+// joining with `id`, all or none; *assigned false (with `why`) when fewer wait.
+weftResult_t standbyAssign(const std::string& addr, int nranks, const std::vector<int>& ranks,
+                           const weftUniqueId& id, bool* assigned, std::string* why);
+
+}  // namespace weft
