@@ -131,6 +131,10 @@ add_test(NAME mp-san.grow.replace
          COMMAND weft-run -n 5 --timeout 280 $<TARGET_FILE:mp_grow> --replace)
 set_tests_properties(mp-san.grow.replace PROPERTIES
   TIMEOUT 300 LABELS mp-san ENVIRONMENT "${_san_env}")
+add_test(NAME mp-san.standby.one
+         COMMAND weft-run -n 4 --standby 1 --timeout 280 $<TARGET_FILE:mp_standby> --one)
+set_tests_properties(mp-san.standby.one PROPERTIES
+  TIMEOUT 300 LABELS mp-san ENVIRONMENT "${_san_env}")
 
 foreach(name ${_san_asan_only})
   set_tests_properties(mp-san.${name} PROPERTIES LABELS "mp-san;asan-only")
