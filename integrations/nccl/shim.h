@@ -104,6 +104,11 @@ void addGroupCreation(ncclComm_t comm);
 ncclResult_t applyConfig(const ncclConfig_t* config, const char* fn, ncclComm_t comm);
 // Runs `work` for comm: at once, or on a background thread when comm is
 // non-blocking or a group is open (then ncclInProgress / ncclSuccess).
+// Registers comm, runs its creation (runCreation) and hands it out in
+// *newcomm; NULL (comm freed) when the creation failed or made nothing (a
+// split with NCCL_SPLIT_NOCOLOR).
+ncclResult_t handOut(ncclComm_t comm, ncclComm_t* newcomm, const char* fn,
+                     std::function<weftResult_t(weftComm_t*)> work);
 ncclResult_t runCreation(ncclComm_t comm, const char* fn,
                          std::function<weftResult_t(weftComm_t*)> work);
 

@@ -54,6 +54,21 @@ ncclResult_t runCreation(ncclComm_t comm, const char* fn,
   return ncclInProgress;
 }
 
+ncclResult_t handOut(ncclComm_t comm, ncclComm_t* newcomm, const char* fn,
+                     std::function<weftResult_t(weftComm_t*)> work) {
+  registerComm(comm);
+  const ncclResult_t r = runCreation(comm, fn, std::move(work));
+  if ((r != ncclSuccess && r != ncclInProgress) ||
+      (r == ncclSuccess && comm->weft == nullptr && !comm->async)) {  // failed, or in none
+    unregisterComm(comm);
+    delete comm;
+    *newcomm = nullptr;
+    return r;
+  }
+  *newcomm = comm;
+  return r;
+}
+
 namespace {
 
 ncclResult_t initRank(ncclComm_t* newcomm, int nranks, const ncclUniqueId& id, int rank,
@@ -71,17 +86,9 @@ ncclResult_t initRank(ncclComm_t* newcomm, int nranks, const ncclUniqueId& id, i
   comm->cudaDev = currentDevice();
   weftUniqueId wid;
   std::memcpy(wid.internal, id.internal, sizeof(wid.internal));
-  registerComm(comm);
-  *newcomm = comm;
-  const ncclResult_t r = runCreation(comm, fn, [nranks, wid, rank](weftComm_t* out) {
+  return handOut(comm, newcomm, fn, [nranks, wid, rank](weftComm_t* out) {
     return weftCommInitRank(out, nranks, wid, rank);
   });
-  if (r != ncclSuccess && r != ncclInProgress) {
-    unregisterComm(comm);
-    delete comm;
-    *newcomm = nullptr;
-  }
-  return r;
 }
 
 }  // namespace

@@ -24,22 +24,6 @@ ncclComm_t newChild(ncclComm_t parent, const ncclConfig_t* config, const char* f
   return child;
 }
 
-// Runs a child's creation and hands it out (NULL when this rank is in none).
-ncclResult_t createChild(ncclComm_t child, ncclComm_t* newcomm, const char* fn,
-                         std::function<weftResult_t(weftComm_t*)> work) {
-  registerComm(child);
-  const ncclResult_t r = runCreation(child, fn, std::move(work));
-  if ((r != ncclSuccess && r != ncclInProgress) ||
-      (r == ncclSuccess && child->weft == nullptr && !child->async)) {
-    unregisterComm(child);
-    delete child;
-    *newcomm = nullptr;
-    return r;
-  }
-  *newcomm = child;
-  return r;
-}
-
 }  // namespace
 }  // namespace nccl
 }  // namespace weft
@@ -106,7 +90,7 @@ ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* new
   ncclComm_t child = newChild(comm, config, fn, &r);
   if (child == nullptr) return r;
   if (color == NCCL_SPLIT_NOCOLOR) child->blocking = true;  // this rank gets no handle to poll
-  return createChild(child, newcomm, fn, [w, color, key](weftComm_t* out) {
+  return handOut(child, newcomm, fn, [w, color, key](weftComm_t* out) {
     return weftCommSplit(w, color, key, out, nullptr);
   });
 }
@@ -130,7 +114,7 @@ ncclResult_t pncclCommShrink(ncclComm_t comm, int* excludeRanksList, int exclude
   ncclComm_t child = newChild(comm, config, fn, &r);
   if (child == nullptr) return r;
   std::vector<int> exclude(excludeRanksList, excludeRanksList + excludeRanksCount);
-  return createChild(child, newcomm, fn, [w, exclude](weftComm_t* out) {
+  return handOut(child, newcomm, fn, [w, exclude](weftComm_t* out) {
     return weftCommShrink(w, exclude.data(), static_cast<int>(exclude.size()), out);
   });
 }
