@@ -6,6 +6,7 @@
 
 #include "base/device_runtime.h"
 #include "base/error.h"
+#include "core/call.h"
 #include "shim.h"
 
 namespace weft {
@@ -31,7 +32,7 @@ ncclResult_t fail(ncclResult_t code, const char* fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(text, sizeof(text), fmt, ap);
   va_end(ap);
-  setErrorString(code == ncclRemoteError ? weftRemoteError : static_cast<weftResult_t>(code), text);
+  setErrorString(weftSuccess, text);  // the sentence; the code is NCCL's
   return code;
 }
 
@@ -83,9 +84,7 @@ ncclResult_t weftOf(ncclComm_t comm, const char* fn, weftComm_t* out) {
 }
 
 ncclResult_t weftType(ncclDataType_t dt, bool reduces, const char* fn, weftDataType_t* out) {
-  int raw = 0;
-  static_assert(sizeof(dt) == sizeof(raw), "C enums are int-sized");
-  __builtin_memcpy(&raw, &dt, sizeof(raw));
+  const int raw = rawEnum(dt);  // read before it is ever used as the enum
   if (raw < 0 || raw >= ncclNumTypes)
     return fail(ncclInvalidArgument, "%s: datatype=%d is not an ncclDataType_t (0..%d)", fn, raw,
                 ncclNumTypes - 1);
@@ -103,8 +102,7 @@ ncclResult_t weftType(ncclDataType_t dt, bool reduces, const char* fn, weftDataT
 }
 
 ncclResult_t weftOp(ncclRedOp_t op, const char* fn, weftRedOp_t* out) {
-  int raw = 0;
-  __builtin_memcpy(&raw, &op, sizeof(raw));
+  const int raw = rawEnum(op);
   // weft's bitwise ops (5..7) are not NCCL's: an NCCL program passing one has
   // a bug, and must not get a bitwise reduction it never asked for.
   if (raw < 0 || (raw >= ncclNumOps && raw < weftNumOps))

@@ -22,16 +22,6 @@ namespace {
 
 constexpr double kRequestSec = 2.0;  // to read a request or send an answer
 
-std::string hexOf(const uint8_t* bytes, size_t n) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < n; ++i) {
-    out += digits[bytes[i] >> 4];
-    out += digits[bytes[i] & 15];
-  }
-  return out;
-}
-
 // "host:port/<hex secret>" -> the address and the secret.
 weftResult_t parseAddr(const std::string& text, SockAddr* addr, uint8_t* secret) {
   const size_t slash = text.rfind('/');
@@ -42,12 +32,8 @@ weftResult_t parseAddr(const std::string& text, SockAddr* addr, uint8_t* secret)
                     "WEFT_STANDBY_ADDR=\"%s\" is not host:port/<64 hex digits> (set by the "
                     "launcher, e.g. weft-run --standby)%s%s",
                     text.c_str(), why.empty() ? "" : ": ", why.c_str());
-  for (size_t i = 0; i < kSecretBytes; ++i) {
-    unsigned byte = 0;
-    if (sscanf(text.c_str() + slash + 1 + 2 * i, "%2x", &byte) != 1)
-      return setError(weftInvalidArgument, "WEFT_STANDBY_ADDR: the secret is not hex");
-    secret[i] = static_cast<uint8_t>(byte);
-  }
+  if (fromHex(text.c_str() + slash + 1, kSecretBytes, secret) >= 0)
+    return setError(weftInvalidArgument, "WEFT_STANDBY_ADDR: the secret is not hex");
   return weftSuccess;
 }
 
@@ -168,7 +154,7 @@ weftResult_t StandbyPool::start(std::unique_ptr<StandbyPool>* pool, std::string*
   state->thread = std::thread([state] { state->run(); });
   pool->reset(new StandbyPool());
   (*pool)->state_ = state;
-  *addr = bound.str() + "/" + hexOf(state->secret, kSecretBytes);
+  *addr = bound.str() + "/" + toHex(state->secret, kSecretBytes);
   return weftSuccess;
 }
 

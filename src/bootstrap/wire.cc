@@ -41,6 +41,35 @@ uint64_t fnv1a(const void* data, size_t bytes) {
   return h;
 }
 
+std::string toHex(const void* data, size_t bytes) {
+  static const char* digits = "0123456789abcdef";
+  const auto* p = static_cast<const uint8_t*>(data);
+  std::string out(2 * bytes, '0');
+  for (size_t i = 0; i < bytes; ++i) {
+    out[2 * i] = digits[p[i] >> 4];
+    out[2 * i + 1] = digits[p[i] & 15];
+  }
+  return out;
+}
+
+int fromHex(const char* text, size_t bytes, void* out) {
+  auto nibble = [](char ch) -> int {
+    if (ch >= '0' && ch <= '9') return ch - '0';
+    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+    return -1;
+  };
+  auto* p = static_cast<uint8_t*>(out);
+  for (size_t i = 0; i < 2 * bytes; i += 2) {
+    const int hi = nibble(text[i]);
+    if (hi < 0) return static_cast<int>(i);
+    const int lo = nibble(text[i + 1]);
+    if (lo < 0) return static_cast<int>(i + 1);
+    p[i / 2] = static_cast<uint8_t>(hi << 4 | lo);
+  }
+  return -1;
+}
+
 void packUniqueId(const UniqueIdBody& body, char* raw) {
   std::memset(raw, 0, 128);
   UniqueIdBody b = body;

@@ -43,6 +43,11 @@ static_assert(sizeof(UniqueIdBody) <= 128, "must fit weftUniqueId");
 constexpr uint16_t kIdSameUserOnly = 1;
 
 uint64_t fnv1a(const void* data, size_t bytes);
+// Lowercase hex of `bytes` bytes (ids and secrets as text).
+std::string toHex(const void* data, size_t bytes);
+// Reads 2 * bytes hex digits of `text` into `out`: -1, or the offset of the
+// first character that is not a hex digit.
+int fromHex(const char* text, size_t bytes, void* out);
 // Fills `body` from the 128 opaque bytes; false (and a reason) when invalid.
 bool unpackUniqueId(const char* raw, UniqueIdBody* body, std::string* why);
 void packUniqueId(const UniqueIdBody& body, char* raw);

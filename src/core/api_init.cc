@@ -262,13 +262,8 @@ extern "C" weftResult_t weftUniqueIdToString(const weftUniqueId* id, char* str, 
   if (str == nullptr || len < WEFT_UNIQUE_ID_STRLEN)
     return setError(weftInvalidArgument, "weftUniqueIdToString: str must hold %d bytes",
                     WEFT_UNIQUE_ID_STRLEN);
-  static const char* hex = "0123456789abcdef";
-  for (int i = 0; i < WEFT_UNIQUE_ID_BYTES; ++i) {
-    unsigned char b = static_cast<unsigned char>(id->internal[i]);
-    str[2 * i] = hex[b >> 4];
-    str[2 * i + 1] = hex[b & 15];
-  }
-  str[2 * WEFT_UNIQUE_ID_BYTES] = '\0';
+  const std::string text = toHex(id->internal, WEFT_UNIQUE_ID_BYTES);
+  std::memcpy(str, text.c_str(), text.size() + 1);
   return weftSuccess;
 }
 
@@ -281,19 +276,12 @@ extern "C" weftResult_t weftUniqueIdFromString(const char* str, weftUniqueId* id
     return setError(weftInvalidArgument,
                     "weftUniqueIdFromString: str has %zu characters, expected %d hex digits",
                     std::strlen(str), 2 * WEFT_UNIQUE_ID_BYTES);
-  auto nib = [](char ch) -> int {
-    if (ch >= '0' && ch <= '9') return ch - '0';
-    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
-    if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
-    return -1;
-  };
-  for (int i = 0; i < WEFT_UNIQUE_ID_BYTES; ++i) {
-    int hi = nib(str[2 * i]), lo = nib(str[2 * i + 1]);
-    if (hi < 0 || lo < 0)
-      return setError(weftInvalidArgument,
-                      "weftUniqueIdFromString: str has a non-hex character at %d", 2 * i);
-    id->internal[i] = static_cast<char>(hi << 4 | lo);
-  }
+  weftUniqueId read;
+  const int bad = fromHex(str, WEFT_UNIQUE_ID_BYTES, read.internal);
+  if (bad >= 0)
+    return setError(weftInvalidArgument,
+                    "weftUniqueIdFromString: str has a non-hex character at %d", bad);
+  *id = read;
   return weftSuccess;
 }
 

@@ -29,7 +29,6 @@ double messageUs(const weftComm* comm, int peer, double bytes) {
 }  // namespace
 
 double estimateCallUs(const weftComm* comm, const Call& call) {
-  const double elem = static_cast<double>(datatypeSize(call.args.datatype));
   const size_t bytes = call.args.count * datatypeSize(call.args.datatype);
   const int n = comm->nranks;
   if (n == 1 || (bytes == 0 && call.kind != CollKind::kBarrier)) return 0;
@@ -48,7 +47,7 @@ double estimateCallUs(const weftComm* comm, const Call& call) {
     case CollKind::kAllToAll: {
       double us = 0;
       for (int peer = 0; peer < n; ++peer)
-        if (peer != comm->rank) us += messageUs(comm, peer, elem * call.args.count);
+        if (peer != comm->rank) us += messageUs(comm, peer, bytes);
       return us;
     }
     case CollKind::kSend:

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "bootstrap/wire.h"
 #include "core/comm.h"
 #include "core/create_vote.h"
 
@@ -27,14 +28,14 @@ struct GrowEntry {
 };
 
 uint64_t digest(int nranks, const weftUniqueId& id) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a over nranks and the id's bytes
-  auto mix = [&h](unsigned char b) {
-    h ^= b;
-    h *= 1099511628211ull;
-  };
-  for (int i = 0; i < 4; ++i) mix(static_cast<unsigned char>(nranks >> (8 * i)));
-  for (char c : id.internal) mix(static_cast<unsigned char>(c));
-  return h;
+  struct {
+    int32_t nranks;
+    char id[WEFT_UNIQUE_ID_BYTES];
+  } shared;
+  std::memset(&shared, 0, sizeof(shared));
+  shared.nranks = nranks;
+  std::memcpy(shared.id, id.internal, sizeof(shared.id));
+  return fnv1a(&shared, sizeof(shared));
 }
 
 // An existing rank's objection to its own arguments, or "".

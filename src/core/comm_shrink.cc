@@ -17,6 +17,7 @@
 #include "base/error.h"
 #include "base/wait.h"
 #include "bootstrap/socket.h"
+#include "bootstrap/wire.h"
 #include "core/comm.h"
 #include "core/create_vote.h"
 
@@ -35,13 +36,10 @@ struct ShrinkVerdict {
 };
 
 uint64_t digest(const std::vector<bool>& excluded) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a over the excluded rank numbers
+  std::vector<int32_t> ranks;  // the excluded rank numbers, ascending
   for (size_t r = 0; r < excluded.size(); ++r)
-    if (excluded[r]) {
-      h ^= r + 1;
-      h *= 1099511628211ull;
-    }
-  return h;
+    if (excluded[r]) ranks.push_back(static_cast<int32_t>(r));
+  return fnv1a(ranks.data(), ranks.size() * sizeof(int32_t));
 }
 
 void setWhy(ShrinkVerdict* v, const std::string& why) {
