@@ -16,7 +16,8 @@ cd "$(dirname "$0")/.."
 
 TARGETS=(weft weft_static weft-run weft_logic_tests weft_api_tests weft_rendezvous_tests
          weft_device_tests mp_soak mp_mismatch mp_fault mp_kill mp_collectives mp_coll_full
-         mp_device all_reduce_perf mp_init_probe mp_create_refuse mp_grow mp_standby)
+         mp_device all_reduce_perf mp_init_probe mp_create_refuse mp_grow mp_standby
+         mp_replica)
 # The NCCL drop-in's code, on the fake CUDA, where the toolkit's nccl.h is.
 [ -f "${CUDA_HOME:-/usr/local/cuda}/include/nccl.h" ] && TARGETS+=(nccl_api_test_fake)
 SUPP=$PWD/tools/sanitizers

@@ -34,6 +34,7 @@
 #define WEFT_WEFT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -294,6 +295,42 @@ weftResult_t weftStandbyWait(weftComm_t* comm);
  * says why. An excluded caller gets *newcomm = NULL. comm stays as it was. */
 weftResult_t weftCommReplace(weftComm_t comm, const int* deadRanks, int nDead, weftComm_t* newcomm,
                              int* replaced);
+
+/* ---- replicas: in-memory copies of state, for recovery (docs/api.md) ------ */
+/* A rank's buffer (model and optimizer state, say) with copies in other
+ * ranks' host memory, committed in versions, so that after a failure every
+ * rank, a standby in a dead rank's place included, resumes from the same
+ * version without a checkpoint on disk. */
+typedef struct weftReplica* weftReplica_t;
+#define WEFT_REPLICA_MAX_COPIES 4
+/* Local (no communication): protects `bytes` of host memory at `buffer` with
+ * copies on `copies` other ranks (1..WEFT_REPLICA_MAX_COPIES, fewer than
+ * comm's ranks), on other nodes where there are any. Every rank of comm
+ * registers its own buffer (sizes may differ) with the same copies. Memory:
+ * two versions of this rank's buffer and of each of the `copies` buffers it
+ * holds for others, 2 x (1 + copies) x bytes, allocated at the first commit. */
+weftResult_t weftReplicaRegister(weftComm_t comm, void* buffer, size_t bytes, int copies,
+                                 weftReplica_t* replica);
+/* Collective over the replica's communicator, non-blocking: copies the
+ * buffer, as it is now, as the next version. Leave the buffer untouched until
+ * *request completes. When it completes with weftSuccess on any rank, that
+ * version is whole on every rank; a commit that fails is discarded on every
+ * rank (a restore goes back to the previous version), and the replica takes
+ * no commit until weftReplicaRestore. Not inside a group. */
+weftResult_t weftReplicaCommit(weftReplica_t replica, weftRequest_t* request);
+/* The newest version this rank saw complete (0: none yet). */
+weftResult_t weftReplicaVersion(weftReplica_t replica, uint64_t* version);
+/* Collective over comm (NULL: the replica's own communicator, to roll back
+ * without a failure): sets every rank's buffer to the newest version whole
+ * on every rank, *version. After weftCommReplace, survivors pass the new
+ * communicator (the replica moves to it) and a standby passes the replica it
+ * registered on it; a dead rank's buffer comes from a rank holding a copy,
+ * and copies a dead rank held are made again. comm must have as many ranks
+ * as the replica was registered on; if a rank's version was held only by
+ * dead ranks, every rank fails with weftInvalidUsage naming it. */
+weftResult_t weftReplicaRestore(weftReplica_t replica, weftComm_t comm, uint64_t* version);
+/* Local: frees the replica's copies (no commit may be in flight). */
+weftResult_t weftReplicaDeregister(weftReplica_t replica);
 
 /* ---- host memory the ranks of a node can share -------------------------- */
 /* Allocates size bytes of zeroed, page-aligned host memory (like MPI_Alloc_mem).

@@ -24,12 +24,7 @@ weftResult_t submit(weftComm_t comm, const char* fn, Call call, weftStream_t str
   if (request != nullptr) *request = nullptr;
   WEFT_CHECK(validateCall(comm, fn, &call, stream));
   call.seq = ++comm->seq;  // 1-based: the first call is #1
-  const std::thread::id self = std::this_thread::get_id();
-  if (comm->lastCaller != self) {
-    if (comm->lastCaller != std::thread::id()) ++comm->threadTurns;
-    comm->lastCaller = self;
-  }
-  call.turn = comm->threadTurns;
+  call.turn = takeCallerTurn(comm);
   call.stream = stream;
   if (inGroup()) {
     if (call.anySource != nullptr)

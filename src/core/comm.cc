@@ -100,6 +100,15 @@ CommCall::~CommCall() {
   comm_->activeCalls.fetch_sub(1);  // last: after it, destroy may free the communicator
 }
 
+uint8_t takeCallerTurn(weftComm* comm) {
+  const std::thread::id self = std::this_thread::get_id();
+  if (comm->lastCaller != self) {
+    if (comm->lastCaller != std::thread::id()) ++comm->threadTurns;
+    comm->lastCaller = self;
+  }
+  return comm->threadTurns;
+}
+
 bool unregisterComm(weftComm* comm) {
   std::lock_guard<std::mutex> lock(registryMu);
   return registry().erase(comm) == 1;

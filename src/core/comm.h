@@ -193,6 +193,10 @@ class CommCall {
   bool exclusive_;
 };
 
+// The thread turn (comm.h: threadTurns) of a call the current thread is
+// issuing; call under a CommCall.
+uint8_t takeCallerTurn(weftComm* comm);
+
 // Unregisters `comm` if it is live; false if it is not (destroyed, aborted or
 // never created). Check and removal are one critical section, so of two
 // threads retiring one communicator at once exactly one gets true.

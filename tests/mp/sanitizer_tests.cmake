@@ -135,6 +135,15 @@ add_test(NAME mp-san.standby.one
          COMMAND weft-run -n 4 --standby 1 --timeout 280 $<TARGET_FILE:mp_standby> --one)
 set_tests_properties(mp-san.standby.one PROPERTIES
   TIMEOUT 300 LABELS mp-san ENVIRONMENT "${_san_env}")
+# Replicas: a kill during a commit (seed 1), and a standby dying as it joins;
+# commits run on the progress thread while the caller computes.
+add_test(NAME mp-san.replica.kill
+         COMMAND weft-run -n 4 --standby 1 --timeout 280 $<TARGET_FILE:mp_replica> --kill 1)
+add_test(NAME mp-san.replica.standby_dies
+         COMMAND weft-run -n 4 --standby 2 --timeout 280 $<TARGET_FILE:mp_replica> --standby-dies
+                 ${CMAKE_CURRENT_BINARY_DIR}/replica_marker_san)
+set_tests_properties(mp-san.replica.kill mp-san.replica.standby_dies PROPERTIES
+  TIMEOUT 300 LABELS mp-san ENVIRONMENT "${_san_env}")
 
 foreach(name ${_san_asan_only})
   set_tests_properties(mp-san.${name} PROPERTIES LABELS "mp-san;asan-only")

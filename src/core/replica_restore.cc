@@ -1,0 +1,157 @@
+// A replica restore, run by the progress thread of the communicator restored
+// onto: gather every rank's record, plan (core/replica_plan.h: the same plan,
+// or the same refusal, on every rank), fetch lost buffers from their holders,
+// refill the copies that the new placement lacks, and agree that all is done.
+#include <cstring>
+#include <vector>
+
+#include "base/error.h"
+#include "core/comm.h"
+#include "core/replica.h"
+
+namespace weft {
+
+namespace {
+
+ReplicaRecord recordOf(const weftReplica* rep) {
+  ReplicaRecord rec;
+  std::memset(&rec, 0, sizeof(rec));
+  rec.lastComplete = rep->lastComplete.load(std::memory_order_acquire);
+  rec.bytes = rep->bytes;
+  rec.copies = rep->copies;
+  if (rep->own.bytes == rep->bytes)
+    for (int i = 0; i < 2; ++i) rec.local[i] = rep->own.version[i];
+  std::vector<const ReplicaCopy*> copies;
+  for (const ReplicaCopy& copy : rep->held) copies.push_back(&copy);
+  for (const ReplicaCopy& copy : rep->retired) copies.push_back(&copy);
+  for (const ReplicaCopy* c : copies) {
+    const ReplicaCopy& copy = *c;
+    if (rec.nheld == kReplicaMaxHeld) break;  // the newest placement's come first
+    ReplicaHeldRecord& h = rec.held[rec.nheld++];
+    h.owner = copy.owner;
+    h.bytes = copy.bytes;
+    h.version[0] = copy.version[0];
+    h.version[1] = copy.version[1];
+  }
+  return rec;
+}
+
+ReplicaCopy* heldCopy(weftReplica* rep, int owner) {
+  for (auto* list : {&rep->held, &rep->retired})
+    for (ReplicaCopy& copy : *list)
+      if (copy.owner == owner && (copy.data[0] != nullptr || copy.data[1] != nullptr)) return &copy;
+  for (ReplicaCopy& copy : rep->held)  // placed, not yet filled
+    if (copy.owner == owner) return &copy;
+  return nullptr;
+}
+
+// The data of version v in `copy`, or nullptr.
+void* versionIn(const ReplicaCopy& copy, uint64_t v) {
+  const int slot = static_cast<int>(v % 2);
+  return copy.version[slot] == v ? copy.data[slot] : nullptr;
+}
+
+// Lost buffers come back from their holders; the rest from their own copy.
+weftResult_t fetchLost(weftReplica* rep, const RestorePlan& plan, const ReplicaCallMaker& make) {
+  const int me = rep->comm->rank;
+  const uint64_t v = plan.version;
+  std::vector<Call> calls;
+  for (const ReplicaMove& m : plan.fetch) {
+    if (m.to == me) calls.push_back(make.recv(rep->buffer, rep->bytes, m.from));
+    if (m.from != me) continue;
+    const ReplicaCopy* copy = heldCopy(rep, m.owner);
+    void* data = copy != nullptr ? versionIn(*copy, v) : nullptr;
+    if (data == nullptr)  // the records said we hold it: they are ours, so never
+      return setError(weftInternalError, "weftReplicaRestore: rank %d's copy is gone", m.owner);
+    calls.push_back(make.send(data, copy->bytes, m.to));
+  }
+  for (int r : plan.local)
+    if (r == me) std::memcpy(rep->buffer, versionIn(rep->own, v), rep->bytes);
+  return executeCalls(rep->comm, calls);
+}
+
+// Holders that the placement names but that lack version v get it from its
+// owner (whose buffer is v by now).
+weftResult_t refill(weftReplica* rep, const RestorePlan& plan,
+                    const std::vector<ReplicaRecord>& records, const ReplicaCallMaker& make) {
+  const int me = rep->comm->rank;
+  std::vector<Call> calls;
+  for (const ReplicaMove& m : plan.refill) {
+    if (m.from == me) calls.push_back(make.send(rep->buffer, rep->bytes, m.to));
+    if (m.to != me) continue;
+    ReplicaCopy* copy = heldCopy(rep, m.owner);
+    void* slot = nullptr;
+    if (copy == nullptr)
+      return setError(weftInternalError, "weftReplicaRestore: no copy placed for rank %d", m.owner);
+    const uint64_t bytes = records[m.owner].bytes;
+    weftResult_t r = copy->slotFor(plan.version, bytes, &slot);
+    if (r != weftSuccess) {
+      const std::string text = "weftReplicaRestore: " + lastError();
+      rep->comm->markBroken(r, text);  // the owner's send would wait for this receive
+      return setErrorString(r, text);
+    }
+    calls.push_back(make.recv(slot, bytes, m.owner));
+  }
+  return executeCalls(rep->comm, calls);
+}
+
+// After the restore every copy holds v in its slot and nothing newer, and our
+// own copy holds v too (a rank that fetched takes it from its buffer).
+weftResult_t settle(weftReplica* rep, uint64_t v) {
+  const int slot = static_cast<int>(v % 2);
+  if (versionIn(rep->own, v) == nullptr) {
+    void* own = nullptr;
+    WEFT_CHECK(rep->own.slotFor(v, rep->bytes, &own));
+    std::memcpy(own, rep->buffer, rep->bytes);
+  }
+  rep->own.version[slot] = v;
+  rep->own.version[1 - slot] = 0;
+  for (ReplicaCopy& copy : rep->held) {
+    copy.version[slot] = v;  // refilled, or held already (the plan checked)
+    copy.version[1 - slot] = 0;
+  }
+  rep->retired.clear();
+  return weftSuccess;
+}
+
+}  // namespace
+
+weftResult_t runReplicaRestore(weftReplica* rep, weftComm* comm, const ReplicaCallMaker& make,
+                               uint64_t* version) {
+  const int n = comm->nranks;
+  std::vector<ReplicaRecord> records(n);
+  records[comm->rank] = recordOf(rep);
+  const ReplicaRecord mine = records[comm->rank];
+  // An allgather of fixed records: a restore is rare, and this one round
+  // lets every rank plan alike.
+  Call gather;
+  gather.kind = CollKind::kAllGather;
+  gather.args.sendbuff = &mine;
+  gather.args.recvbuff = records.data();
+  gather.args.count = sizeof(ReplicaRecord);
+  gather.args.datatype = weftUint8;
+  gather.seq = make.seq;
+  gather.turn = make.turn;
+  WEFT_CHECK(executeCalls(comm, &gather, 1));
+
+  std::vector<uint64_t> nodes;
+  for (const RankPlace& p : comm->places) nodes.push_back(p.node);
+  const RestorePlan plan = planRestore(records, replicaBuddies(nodes, rep->copies), nodes);
+  if (!plan.problem.empty())
+    return setError(weftInvalidUsage, "weftReplicaRestore: %s", plan.problem.c_str());
+  rep->comm = comm;  // fetchLost reads the copies as placed before
+  WEFT_CHECK(fetchLost(rep, plan, make));
+  placeReplica(rep);
+  WEFT_CHECK(refill(rep, plan, records, make));
+  bool settled = settle(rep, plan.version) == weftSuccess;
+  int64_t verdict = settled ? 1 : 0;
+  Call last = make.allreduce(&verdict, 1, weftMin);
+  WEFT_CHECK(executeCalls(comm, &last, 1));
+  if (verdict != 1)
+    return setError(weftSystemError, "weftReplicaRestore: a rank could not keep its own copy");
+  rep->lastComplete.store(plan.version, std::memory_order_release);
+  *version = plan.version;
+  return weftSuccess;
+}
+
+}  // namespace weft
