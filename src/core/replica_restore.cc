@@ -1,11 +1,15 @@
 // A replica restore, run by the progress thread of the communicator restored
 // onto: gather every rank's record, plan (core/replica_plan.h: the same plan,
-// or the same refusal, on every rank), fetch lost buffers from their holders,
-// refill the copies that the new placement lacks, and agree that all is done.
+// or the same refusal, on every rank), fetch lost buffers from their holders
+// and refill the copies that the new placement lacks (two rounds of sends and
+// receives), and agree that all is done.
+#include <algorithm>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "base/error.h"
+#include "collectives/nontemporal_copy.h"
 #include "core/comm.h"
 #include "core/replica.h"
 
@@ -51,48 +55,61 @@ void* versionIn(const ReplicaCopy& copy, uint64_t v) {
   return copy.version[slot] == v ? copy.data[slot] : nullptr;
 }
 
-// Lost buffers come back from their holders; the rest from their own copy.
-weftResult_t fetchLost(weftReplica* rep, const RestorePlan& plan, const ReplicaCallMaker& make) {
+bool restoresLocally(const RestorePlan& plan, int rank) {
+  return std::find(plan.local.begin(), plan.local.end(), rank) != plan.local.end();
+}
+
+// A receive of a refill into the copy placed for its owner.
+weftResult_t refillInto(weftReplica* rep, const ReplicaMove& m, uint64_t v, uint64_t bytes,
+                        const ReplicaCallMaker& make, std::vector<Call>* calls) {
+  ReplicaCopy* copy = heldCopy(rep, m.owner);
+  void* slot = nullptr;
+  if (copy == nullptr)
+    return setError(weftInternalError, "weftReplicaRestore: no copy placed for rank %d", m.owner);
+  weftResult_t r = copy->slotFor(v, bytes, &slot);
+  if (r != weftSuccess) {
+    const std::string text = "weftReplicaRestore: " + lastError();
+    rep->comm->markBroken(r, text);  // the owner's send would wait for this receive
+    return setErrorString(r, text);
+  }
+  calls->push_back(make.recv(slot, bytes, m.owner));
+  return weftSuccess;
+}
+
+// Round 1: lost buffers from their holders, and the refills whose owners
+// restore from their own copy (sent from that copy), while those owners copy
+// it into their buffers beside the transfers. Round 2: the refills whose
+// owners were lost, from the buffers round 1 fetched.
+weftResult_t moveCopies(weftReplica* rep, const RestorePlan& plan,
+                        const std::vector<ReplicaRecord>& records, const ReplicaCallMaker& make,
+                        int round) {
   const int me = rep->comm->rank;
   const uint64_t v = plan.version;
   std::vector<Call> calls;
-  for (const ReplicaMove& m : plan.fetch) {
-    if (m.to == me) calls.push_back(make.recv(rep->buffer, rep->bytes, m.from));
-    if (m.from != me) continue;
-    const ReplicaCopy* copy = heldCopy(rep, m.owner);
-    void* data = copy != nullptr ? versionIn(*copy, v) : nullptr;
-    if (data == nullptr)  // the records said we hold it: they are ours, so never
-      return setError(weftInternalError, "weftReplicaRestore: rank %d's copy is gone", m.owner);
-    calls.push_back(make.send(data, copy->bytes, m.to));
-  }
-  for (int r : plan.local)
-    if (r == me) std::memcpy(rep->buffer, versionIn(rep->own, v), rep->bytes);
-  return executeCalls(rep->comm, calls);
-}
-
-// Holders that the placement names but that lack version v get it from its
-// owner (whose buffer is v by now).
-weftResult_t refill(weftReplica* rep, const RestorePlan& plan,
-                    const std::vector<ReplicaRecord>& records, const ReplicaCallMaker& make) {
-  const int me = rep->comm->rank;
-  std::vector<Call> calls;
-  for (const ReplicaMove& m : plan.refill) {
-    if (m.from == me) calls.push_back(make.send(rep->buffer, rep->bytes, m.to));
-    if (m.to != me) continue;
-    ReplicaCopy* copy = heldCopy(rep, m.owner);
-    void* slot = nullptr;
-    if (copy == nullptr)
-      return setError(weftInternalError, "weftReplicaRestore: no copy placed for rank %d", m.owner);
-    const uint64_t bytes = records[m.owner].bytes;
-    weftResult_t r = copy->slotFor(plan.version, bytes, &slot);
-    if (r != weftSuccess) {
-      const std::string text = "weftReplicaRestore: " + lastError();
-      rep->comm->markBroken(r, text);  // the owner's send would wait for this receive
-      return setErrorString(r, text);
+  if (round == 1)
+    for (const ReplicaMove& m : plan.fetch) {
+      if (m.to == me) calls.push_back(make.recv(rep->buffer, rep->bytes, m.from));
+      if (m.from != me) continue;
+      const ReplicaCopy* copy = heldCopy(rep, m.owner);
+      void* data = copy != nullptr ? versionIn(*copy, v) : nullptr;
+      if (data == nullptr)  // the records said we hold it: they are ours, so never
+        return setError(weftInternalError, "weftReplicaRestore: rank %d's copy is gone", m.owner);
+      calls.push_back(make.send(data, copy->bytes, m.to));
     }
-    calls.push_back(make.recv(slot, bytes, m.owner));
+  for (const ReplicaMove& m : plan.refill) {
+    if (restoresLocally(plan, m.owner) != (round == 1)) continue;
+    if (m.from == me)
+      calls.push_back(
+          make.send(round == 1 ? versionIn(rep->own, v) : rep->buffer, rep->bytes, m.to));
+    if (m.to == me) WEFT_CHECK(refillInto(rep, m, v, records[m.owner].bytes, make, &calls));
   }
-  return executeCalls(rep->comm, calls);
+  std::thread local;
+  if (round == 1 && restoresLocally(plan, me))
+    local =
+        std::thread([rep, v] { copyStreaming(rep->buffer, versionIn(rep->own, v), rep->bytes); });
+  weftResult_t r = executeCalls(rep->comm, calls);
+  if (local.joinable()) local.join();
+  return r;
 }
 
 // After the restore every copy holds v in its slot and nothing newer, and our
@@ -139,10 +156,10 @@ weftResult_t runReplicaRestore(weftReplica* rep, weftComm* comm, const ReplicaCa
   const RestorePlan plan = planRestore(records, replicaBuddies(nodes, rep->copies), nodes);
   if (!plan.problem.empty())
     return setError(weftInvalidUsage, "weftReplicaRestore: %s", plan.problem.c_str());
-  rep->comm = comm;  // fetchLost reads the copies as placed before
-  WEFT_CHECK(fetchLost(rep, plan, make));
-  placeReplica(rep);
-  WEFT_CHECK(refill(rep, plan, records, make));
+  rep->comm = comm;
+  placeReplica(rep);  // copies no longer placed stay readable (retired) until settled
+  WEFT_CHECK(moveCopies(rep, plan, records, make, 1));
+  WEFT_CHECK(moveCopies(rep, plan, records, make, 2));
   bool settled = settle(rep, plan.version) == weftSuccess;
   int64_t verdict = settled ? 1 : 0;
   Call last = make.allreduce(&verdict, 1, weftMin);

@@ -198,13 +198,18 @@ static void finish(struct Job* j, const struct Options* o, uint64_t version) {
   weftCommDestroy(j->comm);
 }
 
+/* The state's memory: a standby makes it while it waits, off the recovery's path. */
+static void allocState(struct Job* j, const struct Options* o) {
+  j->n = o->bytes / sizeof(double);
+  CHECK(weftHostAlloc((void**)&j->state, o->bytes) == weftSuccess, "weftHostAlloc");
+}
+
 static void startJob(struct Job* j, const struct Options* o, weftComm_t comm, int original) {
   j->comm = comm;
   j->original = original;
   weftCommUserRank(comm, &j->rank);
   weftCommCount(comm, &j->nranks);
-  j->n = o->bytes / sizeof(double);
-  CHECK(weftHostAlloc((void**)&j->state, o->bytes) == weftSuccess, "weftHostAlloc");
+  if (j->state == NULL) allocState(j, o);
   CHECK(weftReplicaRegister(comm, j->state, o->bytes, o->copies, &j->replica) == weftSuccess,
         "weftReplicaRegister");
 }
@@ -218,6 +223,9 @@ static void expectRefusal(weftResult_t r, const char* why) {
 
 static int standbyMain(struct Options* o) {
   who = "standby";
+  struct Job j;
+  memset(&j, 0, sizeof(j));
+  allocState(&j, o);
   weftComm_t comm = NULL;
   weftResult_t r = weftStandbyWait(&comm);
   if (strcmp(o->mode, "--short") == 0 || r == weftInvalidUsage) {
@@ -226,8 +234,6 @@ static int standbyMain(struct Options* o) {
     return 0;
   }
   CHECK(r == weftSuccess, "weftStandbyWait");
-  struct Job j;
-  memset(&j, 0, sizeof(j));
   int rank = -1, nranks = 0;
   weftCommUserRank(comm, &rank);
   weftCommCount(comm, &nranks);
@@ -256,10 +262,13 @@ static void survive(struct Job* j, const struct Options* o) {
   weftComm_t old = j->comm;
   weftComm_t next = NULL;
   int replaced = -1;
+  const double t0 = now();
   CHECK(weftCommReplace(old, o->dead, o->nDead, &next, &replaced) == weftSuccess,
         "weftCommReplace");
+  const double t1 = now();
   uint64_t version = 0;
   weftResult_t r = weftReplicaRestore(j->replica, next, &version);
+  if (o->timing != NULL) printf("%s: replace %.4f s, restore %.4f s\n", who, t1 - t0, now() - t1);
   if (strcmp(o->mode, "--short") == 0) {
     CHECK(replaced == 0, "replaced %d with one standby for two dead ranks", replaced);
     expectRefusal(r, "registered on 4 ranks");
