@@ -15,7 +15,8 @@
  *   --standby-dies M  the first standby to join dies before the restore
  *                     (M: a marker file, removed at start); the survivors
  *                     replace it with the second standby
- * Options: --bytes N (per rank, default 1 MiB), --steps K (default 12),
+ * Options: --during-commit (the death falls in a commit, whatever the seed),
+ * --bytes N (per rank, default 1 MiB), --steps K (default 12),
  * --copies C, --timing F: the victim writes its kill time (CLOCK_MONOTONIC)
  * to F, and rank 0 prints the time from it to the first allreduce after the
  * restore ("recovery_s"). */
@@ -57,6 +58,7 @@ struct Options {
   int dead[2];
   int killStep;
   int killPoint;
+  int forceCommit;
 };
 
 static double now(void) {
@@ -89,6 +91,7 @@ static void parse(int argc, char** argv, struct Options* o) {
     if (strcmp(argv[i], "--steps") == 0 && i + 1 < argc) o->steps = atoi(argv[++i]);
     if (strcmp(argv[i], "--copies") == 0 && i + 1 < argc) o->copies = atoi(argv[++i]);
     if (strcmp(argv[i], "--timing") == 0 && i + 1 < argc) o->timing = argv[++i];
+    if (strcmp(argv[i], "--during-commit") == 0) o->forceCommit = 1;
   }
   o->bytes -= o->bytes % sizeof(double);
   if (o->steps < 3) o->steps = 3;
@@ -98,7 +101,7 @@ static void parse(int argc, char** argv, struct Options* o) {
 static void drawFailure(struct Options* o, int nranks) {
   srand(o->seed);
   o->killStep = 1 + rand() % (o->steps - 2); /* a later step sees the death */
-  o->killPoint = rand() % 3;
+  o->killPoint = o->forceCommit ? kDuringCommit : rand() % 3;
   o->nDead = 1;
   o->dead[0] = rand() % nranks;
   if (strcmp(o->mode, "--two") == 0 || strcmp(o->mode, "--short") == 0 ||
