@@ -32,7 +32,7 @@ setup(
         sources=[os.path.join("src", f) for f in (
             "element_types.cc", "tensor_staging.cc", "weft_ops.cc", "weft_p2p_ops.cc",
             "weft_sparse_ops.cc", "weft_work.cc", "completion_queue.cc", "process_group_weft.cc",
-            "module.cc")],
+            "recovery.cc", "module.cc")],
         include_dirs=[f[2:] for f in cflags if f.startswith("-I")],
         library_dirs=lib_dirs,
         libraries=[f[2:] for f in libs if f.startswith("-l")],

@@ -9,6 +9,7 @@
 #include <torch/csrc/utils/pybind.h>
 
 #include "process_group_weft.h"
+#include "recovery.h"
 
 namespace py = pybind11;
 
@@ -30,6 +31,7 @@ PYBIND11_MODULE(_C, m) {
     py::gil_scoped_release unlocked;  // the completion threads may need it
     weft_torch::CompletionQueue::drainAll();
   }));
+  weft_torch::bindRecovery(m);
   int version = 0;
   weftGetVersion(&version);
   m.attr("weft_version") = version;

@@ -16,6 +16,13 @@ ProcessGroupWeft::ProcessGroupWeft(const c10::intrusive_ptr<c10d::Store>& store,
       comm_(std::make_unique<WeftComm>(store, rank, size)),
       completions_(std::make_unique<CompletionQueue>()) {}
 
+ProcessGroupWeft::ProcessGroupWeft(std::unique_ptr<WeftComm> comm,
+                                   std::chrono::milliseconds timeout)
+    : WEFT_TORCH_BASE(comm->rank(), comm->size()),
+      timeout_(timeout),
+      comm_(std::move(comm)),
+      completions_(std::make_unique<CompletionQueue>()) {}
+
 // Python drops its last reference to a group with the GIL held, so this often
 // starts holding it. The completion thread may need the GIL to finish what is
 // queued (a future's Python callback; the last reference to a tensor whose

@@ -28,7 +28,10 @@ class ProcessGroupWeft : public WEFT_TORCH_BASE {
 
   ProcessGroupWeft(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                    std::chrono::milliseconds timeout);
+  // Over a communicator made elsewhere (recovery.h).
+  ProcessGroupWeft(std::unique_ptr<WeftComm> comm, std::chrono::milliseconds timeout);
   ~ProcessGroupWeft() override;
+  WeftComm& weftComm() { return *comm_; }
 
   const std::string getBackendName() const override { return "weft"; }
 

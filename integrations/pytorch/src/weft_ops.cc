@@ -66,6 +66,11 @@ WeftComm::WeftComm(const c10::intrusive_ptr<c10d::Store>& store, int rank, int s
   check(weftCommInitRank(&comm_, size, id, rank), "weftCommInitRank");
 }
 
+WeftComm::WeftComm(weftComm_t adopted) : comm_(adopted) {
+  check(weftCommUserRank(comm_, &rank_), "weftCommUserRank");
+  check(weftCommCount(comm_, &size_), "weftCommCount");
+}
+
 WeftComm::~WeftComm() {
   if (comm_ != nullptr) {
     weftResult_t async = weftSuccess;

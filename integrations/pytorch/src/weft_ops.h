@@ -59,6 +59,9 @@ class WeftComm {
   // Rank 0 publishes a fresh unique id under `key` in the store; the others
   // read it (the store's own timeout bounds that wait).
   WeftComm(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size);
+  // Takes a communicator made elsewhere (from the environment, a standby's,
+  // a replacement: recovery.h); destroys it at the end.
+  explicit WeftComm(weftComm_t adopted);
   ~WeftComm();
   WeftComm(const WeftComm&) = delete;
   WeftComm& operator=(const WeftComm&) = delete;
@@ -66,6 +69,8 @@ class WeftComm {
   int rank() const { return rank_; }
   int size() const { return size_; }
   weftComm_t handle() const { return comm_; }
+  // Held around any call on handle() made outside this class, as its own are.
+  std::mutex& callMutex() { return mu_; }
 
   Submission allreduce(at::Tensor& t, const c10d::ReduceOp& op);
   // A sparse COO tensor (weft_sparse_ops.cc): SUM only; blocks for one
