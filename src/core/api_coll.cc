@@ -58,16 +58,7 @@ weftResult_t submit(weftComm_t comm, const char* fn, Call call, weftStream_t str
 
 Call make(CollKind kind, const void* s, void* r, size_t n, weftDataType_t dt,
           weftRedOp_t op = weftSum, int root = 0, int peer = -1) {
-  Call c;
-  c.kind = kind;
-  c.args.sendbuff = s;
-  c.args.recvbuff = r;
-  c.args.count = n;
-  c.args.datatype = dt;
-  c.args.op = op;
-  c.args.root = root;
-  c.peer = peer;
-  return c;
+  return makeCall(kind, s, r, n, dt, op, root, peer);
 }
 
 weftResult_t needRequest(weftRequest_t* request, const char* fn) {

@@ -51,6 +51,21 @@ struct Call {
   PreMulScalar premul;      // when args.op is kOpPreMulSum
 };
 
+// A call with these arguments (not yet validated or numbered).
+inline Call makeCall(CollKind kind, const void* sendbuff, void* recvbuff, size_t count,
+                     weftDataType_t datatype, weftRedOp_t op, int root, int peer) {
+  Call c;
+  c.kind = kind;
+  c.args.sendbuff = sendbuff;
+  c.args.recvbuff = recvbuff;
+  c.args.count = count;
+  c.args.datatype = datatype;
+  c.args.op = op;
+  c.args.root = root;
+  c.peer = peer;
+  return c;
+}
+
 // "allreduce #12 (1024 x float, sum)" for error sentences.
 std::string describeCall(const Call& call);
 

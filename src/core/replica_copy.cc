@@ -59,13 +59,7 @@ weftResult_t ReplicaCopy::slotFor(uint64_t v, uint64_t size, void** out) {
 namespace {
 Call bytesCall(CollKind kind, const void* send, void* recv, size_t bytes, int peer,
                const ReplicaCallMaker& m) {
-  Call c;
-  c.kind = kind;
-  c.args.sendbuff = send;
-  c.args.recvbuff = recv;
-  c.args.count = bytes;
-  c.args.datatype = weftUint8;
-  c.peer = peer;
+  Call c = makeCall(kind, send, recv, bytes, weftUint8, weftSum, 0, peer);
   c.seq = m.seq;
   c.turn = m.turn;
   return c;

@@ -141,12 +141,8 @@ weftResult_t runReplicaRestore(weftReplica* rep, weftComm* comm, const ReplicaCa
   const ReplicaRecord mine = records[comm->rank];
   // An allgather of fixed records: a restore is rare, and this one round
   // lets every rank plan alike.
-  Call gather;
-  gather.kind = CollKind::kAllGather;
-  gather.args.sendbuff = &mine;
-  gather.args.recvbuff = records.data();
-  gather.args.count = sizeof(ReplicaRecord);
-  gather.args.datatype = weftUint8;
+  Call gather = makeCall(CollKind::kAllGather, &mine, records.data(), sizeof(ReplicaRecord),
+                         weftUint8, weftSum, 0, -1);
   gather.seq = make.seq;
   gather.turn = make.turn;
   WEFT_CHECK(executeCalls(comm, &gather, 1));

@@ -30,19 +30,9 @@
 #include <unistd.h>
 #include <weft/weft.h>
 
-static const char* who = "?";
-static char whoName[32];
+#include "mp_check.h"
 
-#define CHECK(cond, ...)                                     \
-  do {                                                       \
-    if (!(cond)) {                                           \
-      printf("%s: FAIL: ", who);                             \
-      printf(__VA_ARGS__);                                   \
-      printf(" (last error: %s)\n", weftGetLastError(NULL)); \
-      fflush(stdout);                                        \
-      exit(1);                                               \
-    }                                                        \
-  } while (0)
+static char whoName[32];
 
 enum { kBefore = 0, kDuringCommit = 1, kAfterCommit = 2 };
 

@@ -11,18 +11,7 @@
 #include <string.h>
 #include <weft/weft.h>
 
-static const char* who = "?";
-
-#define CHECK(cond, ...)                                     \
-  do {                                                       \
-    if (!(cond)) {                                           \
-      printf("%s: FAIL: ", who);                             \
-      printf(__VA_ARGS__);                                   \
-      printf(" (last error: %s)\n", weftGetLastError(NULL)); \
-      fflush(stdout);                                        \
-      exit(1);                                               \
-    }                                                        \
-  } while (0)
+#include "mp_check.h"
 
 static int sum(weftComm_t comm, int mine) {
   int v = mine;
