@@ -14,19 +14,10 @@
 #include <unistd.h>
 #include <weft/weft.h>
 
+#include "mp_check.h"
+
 static int me;
 static char dir[128];
-
-#define CHECK(cond, ...)                                     \
-  do {                                                       \
-    if (!(cond)) {                                           \
-      printf("rank %d: FAIL: ", me);                         \
-      printf(__VA_ARGS__);                                   \
-      printf(" (last error: %s)\n", weftGetLastError(NULL)); \
-      fflush(stdout);                                        \
-      exit(1);                                               \
-    }                                                        \
-  } while (0)
 
 static void putId(const char* name, const weftUniqueId* id) {
   char text[WEFT_UNIQUE_ID_STRLEN], path[256], tmp[260];
@@ -158,6 +149,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   me = atoi(rank);
+  static char name[32];
+  snprintf(name, sizeof(name), "rank %d", me);
+  who = name;
   /* One folder per job: named by a hash of the whole id (its first bytes are
    * the same for every job). */
   unsigned long long h = 1469598103934665603ull;
