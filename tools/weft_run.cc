@@ -146,6 +146,13 @@ int main(int argc, char** argv) {
       weftStandbyPoolStop(pool);
       pool = nullptr;
     };
+    // So that survivors can ask the pool which ranks died (weftCommReplace).
+    launch.rank_started = [&pool, &launch](int rank, pid_t pid) {
+      weftStandbyPoolRankStarted(pool, rank, launch.nranks, pid);
+    };
+    launch.process_ended = [&pool](pid_t pid) {
+      if (pool != nullptr) weftStandbyPoolProcessEnded(pool, pid);
+    };
   }
   const int status = RunRanks(launch, rank_mask);
   weftStandbyPoolStop(pool);

@@ -244,6 +244,7 @@ class Supervisor {
     int status = 0;
     pid_t pid = 0;
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+      if (launch_.process_ended) launch_.process_ended(pid);
       for (size_t r = 0; r < ranks_.size(); ++r) {
         if (ranks_[r].pid != pid || !ranks_[r].running) continue;
         ranks_[r].running = false;
@@ -336,6 +337,7 @@ int RunRanks(const RankLaunch& launch, const sigset_t& rank_mask) {
     }
     ranks[static_cast<size_t>(r)].pid = pid;
     ranks[static_cast<size_t>(r)].running = true;
+    if (r < launch.nranks && launch.rank_started) launch.rank_started(r, pid);
   }
   return supervisor.Run();
 }

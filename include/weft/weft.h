@@ -282,6 +282,11 @@ typedef struct weftStandbyPool* weftStandbyPool_t;
 weftResult_t weftStandbyPoolStart(weftStandbyPool_t* pool, char* addr, size_t len);
 /* Stops it: standbys still waiting return from weftStandbyWait. */
 weftResult_t weftStandbyPoolStop(weftStandbyPool_t pool);
+/* From the launcher: process `pid` holds `rank` of the job's nranks; and a
+ * process ended. The pool then answers survivors which ranks died
+ * (weftCommReplace with deadRanks NULL); weft-run tells it both. */
+weftResult_t weftStandbyPoolRankStarted(weftStandbyPool_t pool, int rank, int nranks, int64_t pid);
+weftResult_t weftStandbyPoolProcessEnded(weftStandbyPool_t pool, int64_t pid);
 /* In a standby: waits until the survivors of a failure call weftCommReplace,
  * then returns its communicator (*comm), in which this process has the rank
  * of a dead one. weftInvalidUsage when the job ended without needing it. */
@@ -292,7 +297,11 @@ weftResult_t weftStandbyWait(weftComm_t* comm);
  * each standby in a dead rank's place, so that every rank keeps its number:
  * *replaced = the number of dead ranks. Else *newcomm is the shrunk
  * communicator (ranks renumbered as shrink does), *replaced = 0, and a WARN
- * says why. An excluded caller gets *newcomm = NULL. comm stays as it was. */
+ * says why. An excluded caller gets *newcomm = NULL. comm stays as it was.
+ * deadRanks NULL with nDead 0: the pool says which ranks died, as its
+ * launcher saw them end (weft-run does), for a communicator whose ranks are
+ * the job's (made from the launcher's environment, or replaced from one);
+ * every survivor asks, and all retry until they agree, within WEFT_TIMEOUT. */
 weftResult_t weftCommReplace(weftComm_t comm, const int* deadRanks, int nDead, weftComm_t* newcomm,
                              int* replaced);
 

@@ -8,9 +8,13 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <map>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "base/error.h"
@@ -54,26 +58,55 @@ struct StandbyPool::State {
   int listenFd = -1;
   int stopPipe[2] = {-1, -1};
   uint8_t secret[kSecretBytes];
-  std::deque<int> waiting;  // standbys' connections, oldest first
+  struct Waiting {
+    int fd;
+    int64_t pid;
+  };
+  std::deque<Waiting> waiting;  // standbys' connections, oldest first
   std::thread thread;
+  // Who holds which rank, from the launcher's thread and the pool's: under mu.
+  std::mutex mu;
+  std::map<int64_t, int> rankOfPid;
+  std::set<int> dead;
+  int jobRanks = 0;
 
   void run();
   void take(int fd);
   void assign(int fd, const StandbyRequest& req);
+  void answerDead(int fd);
   void dropDeparted();
 };
 
 void StandbyPool::State::dropDeparted() {
   for (auto it = waiting.begin(); it != waiting.end();) {
-    pollfd p{*it, POLLIN, 0};
+    pollfd p{it->fd, POLLIN, 0};
     if (poll(&p, 1, 0) > 0) {  // a waiting standby sends nothing: this is its end
-      int fd = *it;
+      int fd = it->fd;
       closeFd(&fd);
       it = waiting.erase(it);
     } else {
       ++it;
     }
   }
+}
+
+void StandbyPool::State::answerDead(int fd) {
+  StandbyAnswer answer{};
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    answer.nranks = jobRanks;
+    for (int r : dead) {
+      if (answer.count == kStandbyMaxAssign) break;
+      answer.ranks[answer.count++] = r;
+    }
+    if (jobRanks == 0) {
+      answer.status = 1;
+      snprintf(answer.text, sizeof(answer.text),
+               "the launcher does not tell this pool which process holds which rank");
+    }
+  }
+  sendAll(fd, &answer, sizeof(answer), Deadline::after(kRequestSec), nullptr, "a survivor");
+  closeFd(&fd);
 }
 
 void StandbyPool::State::assign(int fd, const StandbyRequest& req) {
@@ -93,10 +126,14 @@ void StandbyPool::State::assign(int fd, const StandbyRequest& req) {
       place.rank = req.ranks[i];
       place.nranks = req.nranks;
       std::memcpy(place.id, req.id, sizeof(place.id));
-      int standby = waiting.front();
+      Waiting standby = waiting.front();
       waiting.pop_front();
-      sendAll(standby, &place, sizeof(place), Deadline::after(kRequestSec), nullptr, "a standby");
-      closeFd(&standby);
+      sendAll(standby.fd, &place, sizeof(place), Deadline::after(kRequestSec), nullptr,
+              "a standby");
+      closeFd(&standby.fd);
+      std::lock_guard<std::mutex> lock(mu);
+      rankOfPid[standby.pid] = place.rank;  // its end is now that rank's death
+      dead.erase(place.rank);
     }
     WEFT_INFO(BOOTSTRAP, "standby pool: %d standby(s) sent to replace ranks of %d", req.count,
               req.nranks);
@@ -114,9 +151,11 @@ void StandbyPool::State::take(int fd) {
     closeFd(&fd);
     return;
   }
-  if (req.kind == 1) {
-    waiting.push_back(fd);
+  if (req.kind == kStandbyWait) {
+    waiting.push_back({fd, req.pid});
     WEFT_INFO(BOOTSTRAP, "standby pool: %d standby(s) wait", static_cast<int>(waiting.size()));
+  } else if (req.kind == kStandbyDead) {
+    answerDead(fd);
   } else {
     assign(fd, req);
   }
@@ -135,7 +174,7 @@ void StandbyPool::State::run() {
       clearError();
     }
   }
-  for (int fd : waiting) closeFd(&fd);
+  for (Waiting& w : waiting) closeFd(&w.fd);
   waiting.clear();
 }
 
@@ -171,9 +210,42 @@ StandbyPool::~StandbyPool() {
   closeFd(&state_->stopPipe[1]);
 }
 
+void StandbyPool::rankStarted(int rank, int nranks, int64_t pid) {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  state_->rankOfPid[pid] = rank;
+  state_->jobRanks = nranks;
+  state_->dead.erase(rank);
+}
+
+void StandbyPool::processEnded(int64_t pid) {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  auto it = state_->rankOfPid.find(pid);
+  if (it == state_->rankOfPid.end()) return;  // a standby never used, or not ours
+  state_->dead.insert(it->second);
+  state_->rankOfPid.erase(it);
+}
+
+weftResult_t standbyDeadRanks(const std::string& addr, std::vector<int>* dead, int* nranks) {
+  StandbyRequest req{};
+  req.kind = kStandbyDead;
+  int fd = -1;
+  WEFT_CHECK(request(addr, &req, &fd));
+  StandbyAnswer answer{};
+  const weftResult_t r =
+      recvAll(fd, &answer, sizeof(answer), Deadline::after(30.0), nullptr, "the standby pool");
+  closeFd(&fd);
+  WEFT_CHECK(r);
+  answer.text[sizeof(answer.text) - 1] = '\0';
+  if (answer.status != 0) return setError(weftInvalidUsage, "%s", answer.text);
+  dead->assign(answer.ranks, answer.ranks + std::min<int32_t>(answer.count, kStandbyMaxAssign));
+  *nranks = answer.nranks;
+  return weftSuccess;
+}
+
 weftResult_t standbyWait(const std::string& addr, StandbyAnswer* place) {
   StandbyRequest req{};
-  req.kind = 1;
+  req.kind = kStandbyWait;
+  req.pid = getpid();
   int fd = -1;
   WEFT_CHECK(request(addr, &req, &fd));
   // No deadline: a standby waits as long as the job runs.
@@ -189,7 +261,7 @@ weftResult_t standbyWait(const std::string& addr, StandbyAnswer* place) {
 weftResult_t standbyAssign(const std::string& addr, int nranks, const std::vector<int>& ranks,
                            const weftUniqueId& id, bool* assigned, std::string* why) {
   StandbyRequest req{};
-  req.kind = 2;
+  req.kind = kStandbyAssign;
   req.nranks = nranks;
   req.count = static_cast<int32_t>(ranks.size());
   if (ranks.empty() || ranks.size() > static_cast<size_t>(kStandbyMaxAssign))

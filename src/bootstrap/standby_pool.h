@@ -7,7 +7,9 @@
 // chosen standby gets the rank it takes, the size and the unique id of the
 // communicator to join, and the pool answers the survivors how it went. When
 // the pool stops, waiting standbys read the end of their connection: the job
-// ended without them.
+// ended without them. The launcher also tells the pool which process holds
+// which rank and when a process ends, so that survivors can ask it which
+// ranks died and all get the same answer.
 #pragma once
 
 #include <cstdint>
@@ -23,23 +25,28 @@ namespace weft {
 constexpr uint32_t kStandbyMagic = 0x57534259;  // "WSBY"
 constexpr int kStandbyMaxAssign = 64;           // ranks replaced by one request
 
-// Client -> pool: wait (a standby), or assign standbys to `ranks` (survivors).
+// Client -> pool: wait (a standby, with its pid), assign standbys to `ranks`
+// (survivors), or ask which ranks died (survivors).
+enum StandbyKind : uint32_t { kStandbyWait = 1, kStandbyAssign = 2, kStandbyDead = 3 };
 struct StandbyRequest {
   uint32_t magic;
-  uint32_t kind;  // 1 wait, 2 assign
+  uint32_t kind;  // StandbyKind
   uint8_t secret[kSecretBytes];
   int32_t nranks;
   int32_t count;
   int32_t ranks[kStandbyMaxAssign];
   char id[WEFT_UNIQUE_ID_BYTES];
+  int64_t pid;
 };
 
-// Pool -> client: to a standby, its place; to survivors, whether it went.
+// Pool -> client: to a standby, its place; to survivors, whether it went, or
+// the ranks that died (`count` of `ranks`, of a job of `nranks`).
 struct StandbyAnswer {
   int32_t status;  // 0: done; else `text` says why not
   int32_t rank;
   int32_t nranks;
-  int32_t pad;
+  int32_t count;
+  int32_t ranks[kStandbyMaxAssign];
   char id[WEFT_UNIQUE_ID_BYTES];
   char text[200];
 };
@@ -50,6 +57,11 @@ class StandbyPool {
   // thread of its own; `addr` gets what WEFT_STANDBY_ADDR must say.
   static weftResult_t start(std::unique_ptr<StandbyPool>* pool, std::string* addr);
   ~StandbyPool();  // stops: waiting standbys see their connection end
+  // From the launcher: `pid` holds `rank` of the job's `nranks`; a process
+  // ended. The ranks whose process ended, and that no standby took since,
+  // are the dead ones a survivor asks for.
+  void rankStarted(int rank, int nranks, int64_t pid);
+  void processEnded(int64_t pid);
   StandbyPool(const StandbyPool&) = delete;
   StandbyPool& operator=(const StandbyPool&) = delete;
 
@@ -60,6 +72,9 @@ class StandbyPool {
   std::shared_ptr<State> state_;
 };
 
+// Survivors: the ranks the launcher saw die (and not yet replaced), ascending,
+// and the job's size.
+weftResult_t standbyDeadRanks(const std::string& addr, std::vector<int>* dead, int* nranks);
 // A standby: waits until the pool hands it a place (status 0) or stops
 // (weftInvalidUsage, "the job ended without needing this standby").
 weftResult_t standbyWait(const std::string& addr, StandbyAnswer* place);

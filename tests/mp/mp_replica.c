@@ -16,6 +16,7 @@
  *                     (M: a marker file, removed at start); the survivors
  *                     replace it with the second standby
  * Options: --during-commit (the death falls in a commit, whatever the seed),
+ * --ask (survivors pass no dead ranks: the pool says which died),
  * --bytes N (per rank, default 1 MiB), --steps K (default 12),
  * --copies C, --timing F: the victim writes its kill time (CLOCK_MONOTONIC)
  * to F, and rank 0 prints the time from it to the first allreduce after the
@@ -49,6 +50,7 @@ struct Options {
   int killStep;
   int killPoint;
   int forceCommit;
+  int ask; /* survivors ask the launcher's pool which ranks died */
 };
 
 static double now(void) {
@@ -82,6 +84,7 @@ static void parse(int argc, char** argv, struct Options* o) {
     if (strcmp(argv[i], "--copies") == 0 && i + 1 < argc) o->copies = atoi(argv[++i]);
     if (strcmp(argv[i], "--timing") == 0 && i + 1 < argc) o->timing = argv[++i];
     if (strcmp(argv[i], "--during-commit") == 0) o->forceCommit = 1;
+    if (strcmp(argv[i], "--ask") == 0) o->ask = 1;
   }
   o->bytes -= o->bytes % sizeof(double);
   if (o->steps < 3) o->steps = 3;
@@ -256,7 +259,8 @@ static void survive(struct Job* j, const struct Options* o) {
   weftComm_t next = NULL;
   int replaced = -1;
   const double t0 = now();
-  CHECK(weftCommReplace(old, o->dead, o->nDead, &next, &replaced) == weftSuccess,
+  CHECK(weftCommReplace(old, o->ask ? NULL : o->dead, o->ask ? 0 : o->nDead, &next, &replaced) ==
+            weftSuccess,
         "weftCommReplace");
   const double t1 = now();
   uint64_t version = 0;
@@ -284,7 +288,9 @@ static void survive(struct Job* j, const struct Options* o) {
     CHECK(r != weftSuccess, "the restore fails when the joining standby dies");
     printf("%s: restore failed as the standby died: %s\n", who, weftGetLastError(NULL));
     weftComm_t again = NULL;
-    CHECK(weftCommReplace(next, o->dead, 1, &again, &replaced) == weftSuccess && replaced == 1,
+    CHECK(weftCommReplace(next, o->ask ? NULL : o->dead, o->ask ? 0 : 1, &again, &replaced) ==
+                  weftSuccess &&
+              replaced == 1,
           "the second weftCommReplace");
     weftCommAbort(next);
     next = again;

@@ -142,7 +142,11 @@ add_test(NAME mp-san.replica.kill
 add_test(NAME mp-san.replica.standby_dies
          COMMAND weft-run -n 4 --standby 2 --timeout 280 $<TARGET_FILE:mp_replica> --standby-dies
                  ${CMAKE_CURRENT_BINARY_DIR}/replica_marker_san)
-set_tests_properties(mp-san.replica.kill mp-san.replica.standby_dies PROPERTIES
+# Survivors asking weft-run's pool which rank died: the launcher's thread and
+# the pool's share the record of who holds which rank.
+add_test(NAME mp-san.replica.ask
+         COMMAND weft-run -n 4 --standby 1 --timeout 280 $<TARGET_FILE:mp_replica> --kill 2 --ask)
+set_tests_properties(mp-san.replica.kill mp-san.replica.standby_dies mp-san.replica.ask PROPERTIES
   TIMEOUT 300 LABELS mp-san ENVIRONMENT "${_san_env}")
 
 foreach(name ${_san_asan_only})

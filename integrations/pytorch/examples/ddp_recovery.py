@@ -9,8 +9,8 @@ call weft_torch.replace (the standby takes the dead rank's number), and every
 rank, the standby included, restores the last version whole on every rank and
 goes on from its step with a new DDP over the new group. The parameters at the
 end equal, bitwise, those of a run without the failure (--out saves rank 0's).
-The dead rank is named on the command line here; a job learns it from its
-launcher (weft-run prints "rank 1 killed by signal ...").
+The survivors ask the launcher which rank died (weft_torch.replace without a
+list); --kill-rank only says whom to kill.
 """
 import argparse
 import os
@@ -58,9 +58,9 @@ def train(args, group, model, opt, step, replica, original):
                 replica.commit()
         except RuntimeError as failure:
             print("rank %d: step %d failed: %s" % (rank, s, str(failure).splitlines()[0]), flush=True)
-            group, replaced = weft_torch.replace(group, [args.kill_rank])
+            group, replaced = weft_torch.replace(group)  # the launcher says who died
             if replaced != 1:
-                raise RuntimeError("no standby took rank %d" % args.kill_rank) from failure
+                raise RuntimeError("no standby took the dead rank's place") from failure
             version = replica.restore(group)
             print("rank %d: restored version %d, step %d" % (rank, version, int(step)), flush=True)
             ddp = DDP(model, process_group=group)

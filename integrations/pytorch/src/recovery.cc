@@ -113,7 +113,8 @@ void bindRecovery(py::module& m) {
         int replaced = 0;
         {
           std::lock_guard<std::mutex> lock(group->weftComm().callMutex());
-          check(weftCommReplace(group->weftComm().handle(), dead.data(),
+          // No ranks given: the launcher's pool says which died.
+          check(weftCommReplace(group->weftComm().handle(), dead.empty() ? nullptr : dead.data(),
                                 static_cast<int>(dead.size()), &next, &replaced),
                 "weftCommReplace");
         }

@@ -52,12 +52,14 @@ def standby_wait(timeout=_DEFAULT_TIMEOUT):
     return _C.standby_wait(_td(timeout))
 
 
-def replace(group, dead, timeout=_DEFAULT_TIMEOUT):
+def replace(group, dead=None, timeout=_DEFAULT_TIMEOUT):
     """After a failure, on every survivor alike: (new group, replaced). With a
     standby for every dead rank, the new group has the old size and numbering
-    (replaced == len(dead)); otherwise it holds the survivors only (replaced
-    == 0). The old group stays broken: drop it."""
-    return _C.replace(group, [int(r) for r in dead], _td(timeout))
+    (replaced == the number of dead ranks); otherwise it holds the survivors
+    only (replaced == 0). dead=None asks the launcher which ranks died
+    (weft-run knows; the group must be the job's own). The old group stays
+    broken: drop it."""
+    return _C.replace(group, [int(r) for r in (dead or [])], _td(timeout))
 
 
 class StateReplica:
