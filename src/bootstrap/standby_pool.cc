@@ -52,6 +52,17 @@ weftResult_t request(const std::string& text, StandbyRequest* req, int* fd) {
   return r;
 }
 
+// A survivor's request and the pool's answer (its text NUL-terminated).
+weftResult_t ask(const std::string& text, StandbyRequest* req, StandbyAnswer* answer) {
+  int fd = -1;
+  WEFT_CHECK(request(text, req, &fd));
+  const weftResult_t r =
+      recvAll(fd, answer, sizeof(*answer), Deadline::after(30.0), nullptr, "the standby pool");
+  closeFd(&fd);
+  answer->text[sizeof(answer->text) - 1] = '\0';
+  return r;
+}
+
 }  // namespace
 
 struct StandbyPool::State {
@@ -228,14 +239,8 @@ void StandbyPool::processEnded(int64_t pid) {
 weftResult_t standbyDeadRanks(const std::string& addr, std::vector<int>* dead, int* nranks) {
   StandbyRequest req{};
   req.kind = kStandbyDead;
-  int fd = -1;
-  WEFT_CHECK(request(addr, &req, &fd));
   StandbyAnswer answer{};
-  const weftResult_t r =
-      recvAll(fd, &answer, sizeof(answer), Deadline::after(30.0), nullptr, "the standby pool");
-  closeFd(&fd);
-  WEFT_CHECK(r);
-  answer.text[sizeof(answer.text) - 1] = '\0';
+  WEFT_CHECK(ask(addr, &req, &answer));
   if (answer.status != 0) return setError(weftInvalidUsage, "%s", answer.text);
   dead->assign(answer.ranks, answer.ranks + std::min<int32_t>(answer.count, kStandbyMaxAssign));
   *nranks = answer.nranks;
@@ -269,15 +274,9 @@ weftResult_t standbyAssign(const std::string& addr, int nranks, const std::vecto
                     kStandbyMaxAssign);
   for (size_t i = 0; i < ranks.size(); ++i) req.ranks[i] = ranks[i];
   std::memcpy(req.id, id.internal, sizeof(req.id));
-  int fd = -1;
-  WEFT_CHECK(request(addr, &req, &fd));
   StandbyAnswer answer{};
-  const weftResult_t r =
-      recvAll(fd, &answer, sizeof(answer), Deadline::after(30.0), nullptr, "the standby pool");
-  closeFd(&fd);
-  WEFT_CHECK(r);
+  WEFT_CHECK(ask(addr, &req, &answer));
   *assigned = answer.status == 0;
-  answer.text[sizeof(answer.text) - 1] = '\0';
   *why = answer.text;
   return weftSuccess;
 }
