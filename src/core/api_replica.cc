@@ -75,7 +75,7 @@ weftResult_t weftReplicaRegister(weftComm_t comm, void* buffer, size_t bytes, in
   rep->buffer = buffer;
   rep->bytes = bytes;
   rep->copies = copies;
-  placeReplica(rep);
+  placeReplica(rep, replicaBuddies(nodesOf(comm), copies));
   if (rep->held.size() > static_cast<size_t>(kReplicaMaxHeld)) {
     const size_t held = rep->held.size();
     delete rep;

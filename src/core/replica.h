@@ -71,8 +71,11 @@ struct weftReplica {
 
 namespace weft {
 
-// The owners' buffers `replica` holds, placed for comm's ranks.
-void placeReplica(weftReplica* replica);
+// The node of each of comm's ranks, as replicaBuddies reads them.
+std::vector<uint64_t> nodesOf(const weftComm* comm);
+// Places `replica` by `buddies` (replicaBuddies of its communicator's nodes):
+// the owners' buffers it holds.
+void placeReplica(weftReplica* replica, std::vector<std::vector<int>> buddies);
 // The calls a commit or restore runs: bytes as weftUint8 (count = bytes), or
 // a small allreduce; numbered `seq` (one API call) for error sentences.
 struct ReplicaCallMaker {

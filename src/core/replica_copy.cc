@@ -81,11 +81,15 @@ Call ReplicaCallMaker::allreduce(int64_t* values, size_t count, weftRedOp_t op) 
   return c;
 }
 
-void placeReplica(weftReplica* rep) {
-  const weftComm* comm = rep->comm;
+std::vector<uint64_t> nodesOf(const weftComm* comm) {
   std::vector<uint64_t> nodes;
   for (const RankPlace& p : comm->places) nodes.push_back(p.node);
-  rep->buddies = replicaBuddies(nodes, rep->copies);
+  return nodes;
+}
+
+void placeReplica(weftReplica* rep, std::vector<std::vector<int>> buddies) {
+  const weftComm* comm = rep->comm;
+  rep->buddies = std::move(buddies);
   std::vector<ReplicaCopy> kept;
   for (int owner : heldBy(rep->buddies, comm->rank)) {
     ReplicaCopy copy;

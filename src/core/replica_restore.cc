@@ -147,13 +147,14 @@ weftResult_t runReplicaRestore(weftReplica* rep, weftComm* comm, const ReplicaCa
   gather.turn = make.turn;
   WEFT_CHECK(executeCalls(comm, &gather, 1));
 
-  std::vector<uint64_t> nodes;
-  for (const RankPlace& p : comm->places) nodes.push_back(p.node);
-  const RestorePlan plan = planRestore(records, replicaBuddies(nodes, rep->copies), nodes);
+  const std::vector<uint64_t> nodes = nodesOf(comm);
+  std::vector<std::vector<int>> buddies = replicaBuddies(nodes, rep->copies);
+  const RestorePlan plan = planRestore(records, buddies, nodes);
   if (!plan.problem.empty())
     return setError(weftInvalidUsage, "weftReplicaRestore: %s", plan.problem.c_str());
   rep->comm = comm;
-  placeReplica(rep);  // copies no longer placed stay readable (retired) until settled
+  placeReplica(
+      rep, std::move(buddies));  // copies no longer placed stay readable (retired) until settled
   WEFT_CHECK(moveCopies(rep, plan, records, make, 1));
   WEFT_CHECK(moveCopies(rep, plan, records, make, 2));
   bool settled = settle(rep, plan.version) == weftSuccess;
