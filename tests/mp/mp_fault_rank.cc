@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -212,13 +213,14 @@ int runRank(Shared* sh, int rank) {
     });
   sh->started.fetch_add(1);
   weftResult_t r = weftSuccess;
-  double tErr = 0, t0 = now();
+  double tErr = 0, tCall = 0, t0 = now();
   for (int i = 0; now() - t0 < 60; ++i) {
     if (rank == p.victim && i == p.killAt && p.mode != kKillAny) {
       sh->deathTime.store(now());
       raise(p.mode == kKillSelf ? SIGKILL : SIGSTOP);
       _exit(3);  // continued by mistake: the driver kills stopped victims
     }
+    tCall = now();
     r = randomCall(rng, comm, p.nranks, s, d);
     if (r != weftSuccess) {
       tErr = now();
@@ -235,10 +237,15 @@ int runRank(Shared* sh, int rank) {
     watchdog.join();
     // Our own abort releases our blocked call ("aborted"); or a peer's abort,
     // which shuts its connections, did so first (weftRemoteError naming it).
+    // A call made after that abort is timed from its own start: a rank whose
+    // init waited on the stopped victim (it hosts the rendezvous root, and
+    // init waits up to 1 s for the root's close) calls late.
     const bool own = r == weftInvalidUsage && first.find("abort") != std::string::npos;
-    const double from = own ? abortStart : sh->firstAbort.load();
+    const double firstAbort = sh->firstAbort.load();
+    const double from = own ? abortStart : std::max(firstAbort, tCall);
     res.timeToAbort = std::max(abortEnd - abortStart, tErr - from);
-    ok = (own || (r == weftRemoteError && from > 0 && tErr >= from)) && res.timeToAbort <= 1.0;
+    ok = (own || (r == weftRemoteError && firstAbort > 0 && tErr >= firstAbort)) &&
+         res.timeToAbort <= 1.0;
     if (!ok)
       why = "after weftCommAbort from another thread: " + std::string(weftGetErrorString(r)) +
             " after " + std::to_string(res.timeToAbort) + " s";
