@@ -42,7 +42,8 @@ void treeShape(int n, const std::vector<int>& nodeOfPos, int* interHops, int* in
 }  // namespace
 
 void CommTopo::build(int myRank, const std::vector<uint64_t>& nodeHash, ChannelTable* channels,
-                     const std::vector<int>& ringKey) {
+                     const std::vector<int>& ringKey, const topo::Fabric* fabricDesc,
+                     const std::vector<int>& leafOf) {
   rank = myRank;
   nranks = static_cast<int>(nodeHash.size());
   nodeOf.assign(nranks, -1);
@@ -58,6 +59,23 @@ void CommTopo::build(int myRank, const std::vector<uint64_t>& nodeHash, ChannelT
     }
   }
   nnodes = static_cast<int>(nodeRanks.size());
+  const bool described =
+      fabricDesc != nullptr && !fabricDesc->empty() && static_cast<int>(leafOf.size()) == nranks;
+  std::vector<int> leafOfNode;
+  if (described) {
+    for (const auto& nr : nodeRanks) leafOfNode.push_back(leafOf[nr[0]]);
+    std::vector<int> placeOf = fabricNodeOrder(*fabricDesc, leafOfNode);
+    std::vector<std::vector<int>> sorted;
+    std::vector<int> sortedLeaf;
+    for (int old : placeOf) {
+      sorted.push_back(nodeRanks[old]);
+      sortedLeaf.push_back(leafOfNode[old]);
+    }
+    nodeRanks.swap(sorted);
+    leafOfNode.swap(sortedLeaf);
+    for (int k = 0; k < nnodes; ++k)
+      for (int r : nodeRanks[k]) nodeOf[r] = k;
+  }
   node = nodeOf[rank];
   const std::vector<int>& mine = nodeRanks[node];
   localRanks = static_cast<int>(mine.size());
@@ -83,6 +101,12 @@ void CommTopo::build(int myRank, const std::vector<uint64_t>& nodeHash, ChannelT
   std::vector<int> nodeOfPos;
   for (int r : order) nodeOfPos.push_back(nodeOf[r]);
   treeShape(nranks, nodeOfPos, &treeInterHops, &treeIntraHops, &treeLinkLoad);
+  fabric = FabricShape();
+  if (described) {
+    std::vector<int> leafOfPos;
+    for (int r : order) leafOfPos.push_back(leafOf[r]);
+    fabric = fabricShape(*fabricDesc, leafOfPos, leafOfNode);
+  }
   inter.reset();
   if (uniform) {
     std::vector<int> same;

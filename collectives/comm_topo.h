@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "collectives/coll_context.h"
+#include "collectives/fabric_shape.h"
 #include "collectives/tree_schedule.h"
 #include "transports/channel.h"
 
@@ -47,7 +48,8 @@ class RankView : public ChannelTable {
 struct CommTopo {
   int rank = 0, nranks = 1;
   int nnodes = 1;
-  int node = 0;             // ours; nodes are numbered in the order of their lowest rank
+  int node = 0;             // ours; nodes are numbered in the order of their lowest rank, or
+                            // leaf by leaf when the fabric is described (fabric_shape.h)
   int localIndex = 0;       // our index among our node's ranks (rank order)
   int localRanks = 1;       // ranks on our node
   bool uniform = true;      // every node has the same number of ranks
@@ -63,13 +65,17 @@ struct CommTopo {
   // trees over nodes in the hierarchical form).
   int treeInterHops = 0, treeIntraHops = 0, acrossTreeHops = 0;
   double treeLinkLoad = 1, acrossTreeLinkLoad = 1;
+  FabricShape fabric;  // the uplinks' share of the cost, where WEFT_FABRIC describes them
 
   // `nodeHash[r]` is rank r's node identity hash; `ringKey[r]` (optional) its
   // GPU's place in the node's topology ring order (topo::ringOrder), or -1.
   // Where every rank of a node has a key, the ring view visits that node's
-  // ranks in key order, so consecutive ranks share a PCIe switch.
+  // ranks in key order, so consecutive ranks share a PCIe switch. With a
+  // fabric, `leafOf[r]` is rank r's leaf in it, and nodes take their places
+  // leaf by leaf.
   void build(int myRank, const std::vector<uint64_t>& nodeHash, ChannelTable* channels,
-             const std::vector<int>& ringKey = {});
+             const std::vector<int>& ringKey = {}, const topo::Fabric* fabricDesc = nullptr,
+             const std::vector<int>& leafOf = {});
   // `base` retargeted to a view in which we are `pos`.
   static CollContext on(const CollContext& base, RankView* view, int pos) {
     CollContext c = base;

@@ -110,13 +110,15 @@ double Tuner::hierAllReduceUs(AlgoId algo, size_t bytes, size_t* chunk) const {
   if (algo == AlgoId::kHierRing) {
     // L rings share the node link: each sees L times its per-byte time.
     across = pipeline(2.0 * (N - 1), 2.0 * (N - 1) * ae, part / N, *chunk,
-                      L * be * sharedLinkPenalty(part / N), o) +
+                      L * be * topo_->fabric.ringLoad * sharedLinkPenalty(part / N), o) +
              (N - 1.0) / N * part * r;
   } else {
     double half = bytes / L <= kSingleTreeBytes ? part : part / 2;
     double ce = std::min<double>(static_cast<double>(*chunk), half);
     across = 2 * topo_->acrossTreeHops * (ae + ce * be) + 6 * chunks(half, *chunk) * o +
-             topo_->acrossTreeLinkLoad * S * be * sharedLinkPenalty(half) + part * r;
+             std::max(topo_->acrossTreeLinkLoad, topo_->fabric.acrossTreeLoad) * S * be *
+                 sharedLinkPenalty(half) +
+             part * r;
   }
   return insideNodeUs(bytes, *chunk) + across;
 }
@@ -140,8 +142,10 @@ double Tuner::doublingAllReduceUs(AlgoId algo, size_t bytes, size_t* chunk) cons
   // link. The shared-link penalty applies with one flow too: over 8 one-rank
   // nodes halving-doubling's long steps take about 1.2x their ideal, and
   // without it the model would pick it over the ring up to 128 MiB.
+  const double uplinks = N > 1 ? topo_->fabric.pairLoad : 1;
   auto hop = [&](double b) {
-    return slow.alphaUs + flows * b * slow.usPerByte() * sharedLinkPenalty(b) + chunks(b, c) * o;
+    return slow.alphaUs + flows * b * slow.usPerByte() * uplinks * sharedLinkPenalty(b) +
+           chunks(b, c) * o;
   };
   double t = hier ? insideNodeUs(bytes, c) : 0;
   if (parts > p2) t += 2 * hop(part) + part * r;  // pairs fold first, unfold last
@@ -164,7 +168,7 @@ double Tuner::allReduceUs(AlgoId algo, size_t bytes, size_t* chunkOut) const {
   switch (algo) {
     case AlgoId::kOneshot: {
       if (static_cast<double>(n) * S > static_cast<double>(oneshotStaging_)) break;
-      double wire = N > 1 ? L * (n - L) * S * be : (n - 1) * S * bi;
+      double wire = N > 1 ? L * (n - L) * S * be * topo_->fabric.pairLoad : (n - 1) * S * bi;
       t = slow.alphaUs + (n - 1) * o + wire + (n - 1) * S * r;
       break;
     }
@@ -172,7 +176,8 @@ double Tuner::allReduceUs(AlgoId algo, size_t bytes, size_t* chunkOut) const {
       double seg = S / n;
       chunk = chunkFor(static_cast<size_t>(seg));
       double hopsE = N > 1 ? 2.0 * (n - 1) * N / n : 0, hopsI = 2.0 * (n - 1) - hopsE;
-      t = pipeline(2.0 * (n - 1), hopsE * ae + hopsI * ai, seg, chunk, slow.usPerByte(), o) +
+      const double perByte = N > 1 ? be * topo_->fabric.ringLoad : bi;
+      t = pipeline(2.0 * (n - 1), hopsE * ae + hopsI * ai, seg, chunk, perByte, o) +
           (n - 1.0) / n * S * r;
       break;
     }
@@ -180,7 +185,8 @@ double Tuner::allReduceUs(AlgoId algo, size_t bytes, size_t* chunkOut) const {
       double half = bytes <= kSingleTreeBytes ? S : S / 2;
       chunk = chunkFor(static_cast<size_t>(half));
       double ce = std::min<double>(static_cast<double>(chunk), half);
-      double wire = N > 1 ? topo_->treeLinkLoad * S * be : 2 * S * bi;
+      double wire =
+          N > 1 ? std::max(topo_->treeLinkLoad, topo_->fabric.treeLoad) * S * be : 2 * S * bi;
       t = 2 * topo_->treeInterHops * (ae + ce * be) + 2 * topo_->treeIntraHops * (ai + ce * bi) +
           6 * chunks(half, chunk) * o + wire + S * r;
       break;
@@ -211,19 +217,20 @@ double Tuner::allGatherUs(AlgoId algo, size_t bytes, size_t* chunkOut) const {
   double t = kInf;
   switch (algo) {
     case AlgoId::kDirect:
-      t = slow.alphaUs + (n - 1) * o + (N > 1 ? L * (n - L) * S * be : (n - 1) * S * bi);
+      t = slow.alphaUs + (n - 1) * o +
+          (N > 1 ? L * (n - L) * S * be * topo_->fabric.pairLoad : (n - 1) * S * bi);
       break;
     case AlgoId::kRing: {
       double hopsE = N > 1 ? (n - 1.0) * N / n : 0, hopsI = (n - 1.0) - hopsE;
       t = hopsE * (ae + ce * be) + hopsI * (ai + ce * bi) + (n - 1) * chunks(S, chunk) * o +
-          (n - 1) * S * slow.usPerByte();
+          (n - 1) * S * (N > 1 ? be * topo_->fabric.ringLoad : bi);
       break;
     }
     case AlgoId::kHierRing:
       if (!hierUsable(*topo_)) break;
       t = (N - 1) * (ae + ce * be) + (N - 1) * chunks(S, chunk) * o +
-          L * (N - 1) * S * be * sharedLinkPenalty(S) + (L - 1) * (ai + ce * bi) +
-          (L - 1) * N * chunks(S, chunk) * o + (L - 1) * N * S * bi;
+          L * (N - 1) * S * be * topo_->fabric.ringLoad * sharedLinkPenalty(S) +
+          (L - 1) * (ai + ce * bi) + (L - 1) * N * chunks(S, chunk) * o + (L - 1) * N * S * bi;
       break;
     default:
       break;
@@ -267,6 +274,7 @@ std::string Tuner::table() const {
                 topo_->nranks, topo_->nnodes, topo_->localRanks, inter_.alphaUs, inter_.gbps,
                 intra_.alphaUs, intra_.gbps, "bytes", "oneshot", "ring", "tree", "hier",
                 "hier-tree", "rd", "rhd");
+  if (topo_->nnodes > 1) out += topo_->fabric.describe() + "\n";
   out += line;
   for (size_t b = 8; b <= (256u << 20); b *= 4) {
     double t[7];

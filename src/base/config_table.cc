@@ -162,6 +162,11 @@ const ConfigVar kConfigVars[] = {
     {"WEFT_TOPO_FILE", "",
      "Read the machine from this hwloc XML or NCCL/RCCL topology file instead of discovering "
      "it."},
+    {"WEFT_FABRIC", "",
+     "JSON description of the network above the nodes (leaves, pods, uplink rates; "
+     "docs/scale.md): rings and trees then cross the fewest oversubscribed links."},
+    {"WEFT_FABRIC_NODE", "",
+     "This node's name in WEFT_FABRIC. Unset: its host name or its rank's listening address."},
 };
 
 }  // namespace

@@ -180,7 +180,7 @@ weftResult_t initSteps(weftComm* c, int nranks, const UniqueIdBody& id, int rank
   c->bootstrap = std::make_unique<Bootstrap>();
   WEFT_CHECK(c->bootstrap->init(id, rank, nranks, &c->aborted));
   WEFT_CHECK(checkJobWideConfig(*c->bootstrap));  // first: later steps depend on them
-  WEFT_CHECK(gatherRankPlaces(*c->bootstrap, &c->places));
+  WEFT_CHECK(gatherRankPlaces(*c->bootstrap, &c->places, &c->fabric));
   settleSpin(c);
   WEFT_CHECK(setUpTcp(c));
   WEFT_CHECK(setUpShm(c));

@@ -93,6 +93,7 @@ struct weftComm {
   weft::Clock::time_point closeBy;
   std::unique_ptr<weft::Bootstrap> bootstrap;
   std::vector<weft::RankPlace> places;  // every rank's node, pid, GPU ring key
+  weft::topo::Fabric fabric;            // WEFT_FABRIC's description, same on every rank
   std::unique_ptr<weft::TcpTransport> tcp;
   std::unique_ptr<weft::IbTransport> ib;     // null without verbs (built or found)
   std::unique_ptr<weft::ShmTransport> shm;   // null when no peer shares our node or disabled

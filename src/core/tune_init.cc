@@ -41,12 +41,15 @@ weftResult_t setupTopoAndTuner(weftComm* c) {
   // to each other.
   const std::vector<RankPlace>& places = c->places;  // gathered at init (topo/rank_place.h)
   std::vector<uint64_t> hashes(c->nranks);
-  std::vector<int> ringKeys(c->nranks);
+  std::vector<int> ringKeys(c->nranks), leafOf(c->nranks);
   for (int r = 0; r < c->nranks; ++r) {
     hashes[r] = places[r].node;
     ringKeys[r] = static_cast<int>(places[r].ringKey);
+    leafOf[r] = static_cast<int>(places[r].fabricLeaf);
   }
-  c->topo.build(c->rank, hashes, c->channels.get(), ringKeys);
+  // gatherRankPlaces checked that every rank has a leaf when the fabric is set.
+  c->topo.build(c->rank, hashes, c->channels.get(), ringKeys, &c->fabric,
+                c->fabric.empty() ? std::vector<int>() : leafOf);
   if (c->rank == 0) {
     std::string order;
     for (int i = 0; i < c->topo.ring->size(); ++i)
@@ -63,9 +66,10 @@ weftResult_t setupTopoAndTuner(weftComm* c) {
   WEFT_CHECK(declaredLink("WEFT_TUNE_SHM", &declared[0], &models[0]));
   WEFT_CHECK(declaredLink("WEFT_TUNE_NET", &declared[1], &models[1]));
   // Rank 0 measures, in this order, with the second rank of its node and with
-  // the first rank of node 1; those peers answer.
-  int peers[2] = {t.nodeRanks[0].size() > 1 ? t.nodeRanks[0][1] : -1,
-                  t.nnodes > 1 ? t.nodeRanks[1][0] : -1};
+  // the first rank of the next node in ring order; those peers answer.
+  const std::vector<int>& home = t.nodeRanks[t.nodeOf[0]];
+  int peers[2] = {home.size() > 1 ? home[1] : -1,
+                  t.nnodes > 1 ? t.nodeRanks[(t.nodeOf[0] + 1) % t.nnodes][0] : -1};
   for (int k = 0; k < 2; ++k) {
     if (declared[k] || peers[k] < 0) continue;
     if (c->rank == 0 || c->rank == peers[k]) {
@@ -85,6 +89,10 @@ weftResult_t setupTopoAndTuner(weftComm* c) {
                  c->stagingBytes);
   WEFT_INFO(TUNING, "rank %d: node %d of %d, local rank %d of %d%s", c->rank, t.node, t.nnodes,
             t.localIndex, t.localRanks, t.uniform ? "" : " (nodes differ in size)");
+  if (c->rank == 0 && t.nnodes > 1) {
+    if (!c->fabric.empty()) WEFT_INFO(TUNING, "WEFT_FABRIC: %s", c->fabric.summary().c_str());
+    WEFT_INFO(TUNING, "%s", t.fabric.describe().c_str());
+  }
   if (c->rank == 0 && logEnabled(LogLevel::kInfo, kLogTUNING)) {
     std::string table = c->tuner.table();
     size_t pos = 0;

@@ -1,0 +1,112 @@
+// Fabric order and loads (see fabric_shape.h).
+#include "collectives/fabric_shape.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+
+#include "collectives/tree_schedule.h"
+
+namespace weft {
+namespace {
+
+// What one uplink of `group` carries, per unit of a node link, when `flows`
+// flows of one node link's rate each want to cross it.
+double uplinkLoad(double flows, double nodeGbit, double uplinkGbit) {
+  return uplinkGbit > 0 ? flows * nodeGbit / uplinkGbit : 0;
+}
+
+// The worst uplink load, leaves and pods, of per-leaf crossing counts.
+double worstLoad(const topo::Fabric& f, const std::vector<double>& perLeaf,
+                 const std::vector<double>& perPod) {
+  double worst = 0;
+  for (size_t l = 0; l < perLeaf.size(); ++l)
+    worst = std::max(worst, uplinkLoad(perLeaf[l], f.nodeGbit, f.leaves[l].uplinkGbit));
+  for (size_t p = 0; p < perPod.size(); ++p)
+    worst = std::max(worst, uplinkLoad(perPod[p], f.nodeGbit, f.pods[p].uplinkGbit));
+  return worst;
+}
+
+// Ring hops (position i to i+1, around) that leave each leaf and each pod.
+double ringLoadOf(const topo::Fabric& f, const std::vector<int>& leafOf) {
+  std::vector<double> leaf(f.leaves.size(), 0), pod(f.pods.size(), 0);
+  const size_t n = leafOf.size();
+  for (size_t i = 0; i < n && n > 1; ++i) {
+    int a = leafOf[i], b = leafOf[(i + 1) % n];
+    if (a == b) continue;
+    leaf[a] += 1;
+    if (f.leaves[a].pod != f.leaves[b].pod) pod[f.leaves[a].pod] += 1;
+  }
+  return std::max(1.0, worstLoad(f, leaf, pod));
+}
+
+// Edges of both trees that cross each uplink; each carries half the buffer
+// each way (up one tree, down the other), as in comm_topo.cc's treeShape.
+double treeLoadOf(const topo::Fabric& f, const std::vector<int>& leafOf) {
+  const int n = static_cast<int>(leafOf.size());
+  std::vector<double> leaf(f.leaves.size(), 0), pod(f.pods.size(), 0);
+  for (int t = 0; t < 2 && n > 1; ++t) {
+    std::vector<TreeLinks> tree = doubleBtree(n, t);
+    for (int p = 0; p < n; ++p) {
+      int up = tree[p].parent;
+      if (up < 0 || leafOf[p] == leafOf[up]) continue;
+      int a = leafOf[p], b = leafOf[up];
+      leaf[a] += 0.5;
+      leaf[b] += 0.5;
+      if (f.leaves[a].pod == f.leaves[b].pod) continue;
+      pod[f.leaves[a].pod] += 0.5;
+      pod[f.leaves[b].pod] += 0.5;
+    }
+  }
+  return worstLoad(f, leaf, pod);
+}
+
+}  // namespace
+
+std::vector<int> fabricNodeOrder(const topo::Fabric& fabric, const std::vector<int>& leafOfNode) {
+  std::vector<int> order(leafOfNode.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    int la = leafOfNode[a], lb = leafOfNode[b];
+    int pa = fabric.leaves[la].pod, pb = fabric.leaves[lb].pod;
+    return pa != pb ? pa < pb : la < lb;
+  });
+  return order;
+}
+
+FabricShape fabricShape(const topo::Fabric& fabric, const std::vector<int>& leafOfPos,
+                        const std::vector<int>& leafOfNodePos) {
+  FabricShape s;
+  s.known = true;
+  std::vector<int> leaves(leafOfNodePos), pods;
+  std::sort(leaves.begin(), leaves.end());
+  leaves.erase(std::unique(leaves.begin(), leaves.end()), leaves.end());
+  for (int l : leaves) pods.push_back(fabric.leaves[l].pod);
+  std::sort(pods.begin(), pods.end());
+  pods.erase(std::unique(pods.begin(), pods.end()), pods.end());
+  s.leaves = static_cast<int>(leaves.size());
+  s.pods = static_cast<int>(pods.size());
+  s.ringLoad = ringLoadOf(fabric, leafOfNodePos);
+  s.treeLoad = treeLoadOf(fabric, leafOfPos);
+  s.acrossTreeLoad = treeLoadOf(fabric, leafOfNodePos);
+  // Every node of a leaf sending off it at once: its oversubscription.
+  std::vector<double> leaf(fabric.leaves.size(), 0), pod(fabric.pods.size(), 0);
+  if (s.leaves > 1)
+    for (int l : leafOfNodePos) leaf[l] += 1;
+  if (s.pods > 1)
+    for (int l : leafOfNodePos) pod[fabric.leaves[l].pod] += 1;
+  s.pairLoad = std::max(1.0, worstLoad(fabric, leaf, pod));
+  return s;
+}
+
+std::string FabricShape::describe() const {
+  if (!known) return "no fabric description (WEFT_FABRIC unset): uplinks not modelled";
+  char text[200];
+  std::snprintf(text, sizeof(text),
+                "fabric: %d leaf(s) in %d pod(s); uplink load ring %.2f, tree %.2f, tree over "
+                "nodes %.2f, pairwise %.2f (1 = no slower than a node link)",
+                leaves, pods, ringLoad, treeLoad, acrossTreeLoad, pairLoad);
+  return text;
+}
+
+}  // namespace weft

@@ -1,0 +1,169 @@
+// WEFT_FABRIC: the JSON reader, the description's checks, the order nodes
+// take (leaf by leaf, pod by pod) and the uplink loads the tuner is given.
+#include <gtest/gtest.h>
+
+#include "collectives/comm_topo.h"
+#include "collectives/fabric_shape.h"
+#include "collectives/tuner.h"
+#include "topo/fabric.h"
+#include "topo/json_reader.h"
+
+namespace {
+
+using weft::topo::Fabric;
+using weft::topo::JsonValue;
+
+// Two leaves of four nodes each; uplinks `uplink` Gbit/s, nodes 100 Gbit/s.
+std::string twoLeaves(int uplink) {
+  std::string u = std::to_string(uplink);
+  return R"({"node_gbit": 100, "leaves": [
+      {"name": "a", "uplink_gbit": )" +
+         u + R"(, "nodes": ["n0", "n2", "n4", "n6"]},
+      {"name": "b", "uplink_gbit": )" +
+         u + R"(, "nodes": ["n1", "n3", "n5", "n7"]}]})";
+}
+
+TEST(JsonReader, ReadsEveryKind) {
+  JsonValue v;
+  std::string why;
+  ASSERT_TRUE(weft::topo::parseJson(
+      R"( {"a": [1, -2.5e1, true, false, null], "b": {"c": "x\"y\u0041\n"}} )", &v, &why))
+      << why;
+  ASSERT_EQ(v.kind, JsonValue::Kind::kObject);
+  const JsonValue* a = v.find("a");
+  ASSERT_NE(a, nullptr);
+  ASSERT_EQ(a->items.size(), 5u);
+  EXPECT_EQ(a->items[1].number, -25);
+  EXPECT_TRUE(a->items[2].boolean);
+  EXPECT_EQ(a->items[4].kind, JsonValue::Kind::kNull);
+  EXPECT_EQ(v.find("b")->find("c")->text, "x\"yA\n");
+  EXPECT_EQ(v.find("nope"), nullptr);
+}
+
+TEST(JsonReader, NamesLineAndColumnOfTheFault) {
+  JsonValue v;
+  std::string why;
+  EXPECT_FALSE(weft::topo::parseJson("{\n  \"a\" 1}", &v, &why));
+  EXPECT_EQ(why, "line 2, column 7: expected ':' after an object key");
+  for (const char* bad : {"", "[1,]", "{\"a\":1,\"a\":2}", "\"open", "nan", "-inf", "[1] 2",
+                          "{\"a\":0x10}", std::string(100, '[').c_str()}) {
+    why.clear();
+    EXPECT_FALSE(weft::topo::parseJson(bad, &v, &why)) << bad;
+    EXPECT_FALSE(why.empty()) << bad;
+  }
+}
+
+TEST(FabricFile, ReadsLeavesPodsAndOversubscription) {
+  Fabric f;
+  std::string why;
+  ASSERT_TRUE(weft::topo::parseFabric(R"({"node_gbit": 400,
+      "hop_latency_us": {"leaf": 1.5, "spine": 2},
+      "pods": [{"name": "p0", "uplink_gbit": 800}, {"name": "p1"}],
+      "leaves": [{"name": "l0", "pod": "p0", "oversubscription": 2, "nodes": ["h1", "h2"]},
+                 {"name": "l1", "pod": "p1", "uplink_gbit": 200, "nodes": ["10.0.0.3"]}]})",
+                                      &f, &why))
+      << why;
+  ASSERT_EQ(f.leaves.size(), 2u);
+  EXPECT_DOUBLE_EQ(f.leaves[0].uplinkGbit, 400);  // 2 nodes x 400 / 2
+  EXPECT_DOUBLE_EQ(f.leafOversubscription(1), 2);
+  EXPECT_EQ(f.leaves[1].pod, 1);
+  EXPECT_DOUBLE_EQ(f.leafHopUs, 1.5);
+  EXPECT_DOUBLE_EQ(f.coreHopUs, 1);
+  EXPECT_EQ(f.findLeaf({"nowhere", "10.0.0.3"}), 1);
+  EXPECT_EQ(f.findLeaf({"h3"}), -1);
+  EXPECT_NE(f.hash, 0u);
+}
+
+TEST(FabricFile, RefusesWhatItCannotModel) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"leaves": [{"nodes": ["a"]}]})", "node_gbit is missing"},
+      {R"({"node_gbit": 1, "leaves": [{"nodes": ["a"], "uplink_gbt": 1}]})",
+       "unknown key \"uplink_gbt\""},
+      {R"({"node_gbit": 1, "leaves": [{"nodes": ["a"]}, {"nodes": ["a"]}]})",
+       "listed under two leaves"},
+      {R"({"node_gbit": 1, "leaves": [{"nodes": ["a"], "pod": "p"}]})", "no \"pods\" list"},
+      {R"({"node_gbit": 1, "pods": [{"name": "p"}], "leaves": [{"nodes": ["a"], "pod": "q"}]})",
+       "\"q\" is not in \"pods\""},
+      {R"({"node_gbit": -1, "leaves": [{"nodes": ["a"]}]})", "positive"},
+      {R"({"node_gbit": 1, "leaves": []})", "non-empty"},
+      {R"({"node_gbit": 1, "leaves": [{"nodes": ["a"], "uplink_gbit": 1,
+          "oversubscription": 2}]})",
+       "not both"},
+      {"[1]", "must be an object"},
+  };
+  for (const auto& c : cases) {
+    Fabric f;
+    std::string why;
+    EXPECT_FALSE(weft::topo::parseFabric(c.first, &f, &why)) << c.first;
+    EXPECT_NE(why.find(c.second), std::string::npos) << why;
+  }
+}
+
+TEST(FabricOrder, NodesGoLeafByLeafThenPodByPod) {
+  Fabric f;
+  std::string why;
+  ASSERT_TRUE(weft::topo::parseFabric(R"({"node_gbit": 1, "pods": [{"name": "x"}, {"name": "y"}],
+      "leaves": [{"pod": "y", "nodes": ["a"]}, {"pod": "x", "nodes": ["b"]},
+                 {"pod": "y", "nodes": ["c"]}]})",
+                                      &f, &why))
+      << why;
+  // Node k sits on leaf leafOfNode[k]; pod x (leaf 1) first, then pod y's leaves 0 and 2.
+  EXPECT_EQ(weft::fabricNodeOrder(f, {0, 2, 1, 0, 2, 1}), (std::vector<int>{2, 5, 0, 3, 1, 4}));
+}
+
+std::vector<int> ringOf(const weft::CommTopo& t) {
+  std::vector<int> out;
+  for (int i = 0; i < t.ring->size(); ++i) out.push_back(t.ring->member(i));
+  return out;
+}
+
+TEST(FabricOrder, RingLeavesEachLeafOnceWhereRanksAlternate) {
+  Fabric f;
+  std::string why;
+  ASSERT_TRUE(weft::topo::parseFabric(twoLeaves(100), &f, &why)) << why;
+  // 8 one-rank nodes, rank r on node n<r>: leaves alternate in rank order.
+  std::vector<uint64_t> hashes{10, 11, 12, 13, 14, 15, 16, 17};
+  std::vector<int> leafOf{0, 1, 0, 1, 0, 1, 0, 1};
+  weft::CommTopo blind, aware;
+  blind.build(3, hashes, nullptr);
+  aware.build(3, hashes, nullptr, {}, &f, leafOf);
+  EXPECT_EQ(ringOf(blind), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(ringOf(aware), (std::vector<int>{0, 2, 4, 6, 1, 3, 5, 7}));
+  EXPECT_EQ(aware.ringPos, 5);
+  EXPECT_EQ(aware.node, 5);
+  EXPECT_EQ(aware.nodeOf[1], 4);
+  EXPECT_FALSE(blind.fabric.known);
+  // Uplinks of 100 Gbit/s for 4 x 100: the aware ring crosses each once (load 1).
+  EXPECT_DOUBLE_EQ(aware.fabric.ringLoad, 1);
+  // The same description with rank order kept would cross 4 times per uplink.
+  weft::FabricShape kept = weft::fabricShape(f, leafOf, leafOf);
+  EXPECT_DOUBLE_EQ(kept.ringLoad, 4);
+  EXPECT_GT(kept.treeLoad, aware.fabric.treeLoad);
+  EXPECT_DOUBLE_EQ(aware.fabric.pairLoad, 4);  // every node of a leaf at once
+}
+
+TEST(FabricOrder, TunerPaysForOversubscribedUplinks) {
+  Fabric f;
+  std::string why;
+  ASSERT_TRUE(weft::topo::parseFabric(twoLeaves(400), &f, &why)) << why;
+  std::vector<uint64_t> hashes{10, 11, 12, 13, 14, 15, 16, 17};
+  std::vector<int> leafOf{0, 1, 0, 1, 0, 1, 0, 1};
+  weft::CommTopo open, thin;
+  open.build(0, hashes, nullptr, {}, &f, leafOf);
+  Fabric narrow;
+  ASSERT_TRUE(weft::topo::parseFabric(twoLeaves(25), &narrow, &why)) << why;
+  thin.build(0, hashes, nullptr, {}, &narrow, leafOf);
+  EXPECT_DOUBLE_EQ(thin.fabric.ringLoad, 4);  // one crossing on a quarter of a node link
+  weft::Tuner a, b;
+  weft::LinkModel link{30, 1.25};
+  a.setup(&open, link, link, 512 << 10, 4, 0);
+  b.setup(&thin, link, link, 512 << 10, 4, 0);
+  const size_t big = 64 << 20;
+  EXPECT_GT(b.allReduceUs(weft::AlgoId::kRing, big, nullptr),
+            2 * a.allReduceUs(weft::AlgoId::kRing, big, nullptr));
+  EXPECT_GT(b.allGatherUs(weft::AlgoId::kRing, big, nullptr),
+            2 * a.allGatherUs(weft::AlgoId::kRing, big, nullptr));
+  EXPECT_NE(b.table().find("uplink load ring 4.00"), std::string::npos) << b.table();
+}
+
+}  // namespace
