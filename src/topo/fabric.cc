@@ -166,7 +166,7 @@ std::string Fabric::summary() const {
     worst = std::max(worst, leafOversubscription(static_cast<int>(l)));
   char text[160];
   std::snprintf(text, sizeof(text),
-                "%zu leaves in %zu pod(s), node links %.0f Gbit/s, leaf "
+                "%zu leaves in %zu pod(s), node links %.3g Gbit/s, leaf "
                 "uplinks up to %.2g:1 oversubscribed",
                 leaves.size(), pods.size(), nodeGbit, worst);
   return text;

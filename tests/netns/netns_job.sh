@@ -7,6 +7,13 @@
 #                link to --rate-mbit (the only way to get delay: no sch_netem);
 #   --link veth  veth pairs into a bridge in a private hub namespace, each
 #                direction shaped with tc tbf to --rate-mbit (no delay).
+# With --link veth, --leaves L (2 or more) makes a two-level fabric: node i
+# hangs from leaf bridge i % L (--leaf-placement cyclic, as a scheduler may
+# hand out nodes) or i / ceil(K/L) (block), and the leaves meet in a spine
+# bridge through links shaped to --spine-mbit each way (the uplinks: 4 nodes
+# of 1000 Mbit/s under a 1000 Mbit/s uplink are 4:1 oversubscribed).
+# --fabric-out FILE writes the WEFT_FABRIC description of that fabric (nodes
+# named by address); the job uses it only where WEFT_FABRIC is set to FILE.
 # Ranks are placed --placement block (node = rank / ppn) or cyclic (rank % K)
 # and find the root through WEFT_ROOT_ADDR on node 0. Everything the script
 # creates (namespaces, relay, ranks, temp files) is removed on every exit path.
@@ -16,6 +23,8 @@
 #   netns_job.sh [--nodes K] [--ppn P] [--link tun|veth] [--delay-us D]
 #                [--rate-mbit R] [--placement block|cyclic] [--timeout S]
 #                [--relay PATH] [--relay-rt] [--all-logs] [--cut NODE] [--mpirun]
+#                [--leaves L --spine-mbit S [--leaf-placement cyclic|block]
+#                 [--fabric-out FILE]]
 #                -- PROGRAM ARGS...
 # --relay-rt runs the relay at real-time priority (chrt -f 1): the emulated
 # network then does not wait for a core behind the ranks, as a real one would not.
@@ -33,7 +42,7 @@
 set -uo pipefail
 
 NODES=4 PPN=2 LINK=tun DELAY_US=0 RATE_MBIT=0 PLACEMENT=block TIMEOUT=120 ALL_LOGS=0 RELAY_RT=()
-CUT="" MPIRUN=0
+CUT="" MPIRUN=0 LEAVES=1 SPINE_MBIT=0 LEAF_PLACEMENT=cyclic FABRIC_OUT=""
 RELAY=${WEFT_TUN_RELAY:-$(dirname "$0")/weft-tun-relay}
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -49,6 +58,10 @@ while [ $# -gt 0 ]; do
     --all-logs) ALL_LOGS=1; shift ;;
     --cut) CUT=$2; shift 2 ;;
     --mpirun) MPIRUN=1; shift ;;
+    --leaves) LEAVES=$2; shift 2 ;;
+    --spine-mbit) SPINE_MBIT=$2; shift 2 ;;
+    --leaf-placement) LEAF_PLACEMENT=$2; shift 2 ;;
+    --fabric-out) FABRIC_OUT=$2; shift 2 ;;
     --) shift; break ;;
     *) echo "netns_job.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -70,6 +83,12 @@ if [ $MPIRUN = 1 ]; then
   command -v mpirun >/dev/null || skip "no mpirun (Open MPI is not installed)"
   command -v unshare >/dev/null || skip "no unshare (util-linux)"
   [ -z "$CUT" ] || { echo "netns_job.sh: --cut and --mpirun do not combine" >&2; exit 2; }
+fi
+if [ "$LEAVES" -gt 1 ] && { [ "$LINK" != veth ] || [ "$RATE_MBIT" = 0 ] || [ "$SPINE_MBIT" = 0 ]; }; then
+  echo "netns_job.sh: --leaves needs --link veth, --rate-mbit and --spine-mbit" >&2; exit 2
+fi
+if [ -n "$FABRIC_OUT" ] && [ "$RATE_MBIT" = 0 ]; then
+  echo "netns_job.sh: --fabric-out needs --rate-mbit (the nodes' link rate)" >&2; exit 2
 fi
 if [ -n "$CUT" ] && { [ "$LINK" != veth ] || [ "$CUT" -ge "$NODES" ]; }; then
   echo "netns_job.sh: --cut NODE needs --link veth and NODE < --nodes" >&2; exit 2
@@ -129,11 +148,31 @@ else
   IFNAME=wv0
   HUB="${TAG}hub"
   ip netns add "$HUB"
-  ip -n "$HUB" link add br0 type bridge
-  ip -n "$HUB" link set br0 up
+  for ((l = 0; l < LEAVES; l++)); do
+    ip -n "$HUB" link add "br$l" type bridge
+    ip -n "$HUB" link set "br$l" up
+  done
+  if [ "$LEAVES" -gt 1 ]; then
+    # The spine: each leaf's uplink, shaped both ways (u: leaf to spine, d: back).
+    ip -n "$HUB" link add brs type bridge
+    ip -n "$HUB" link set brs up
+    for ((l = 0; l < LEAVES; l++)); do
+      ip -n "$HUB" link add "u$l" type veth peer name "d$l"
+      ip -n "$HUB" link set "u$l" master "br$l" up
+      ip -n "$HUB" link set "d$l" master brs up
+      for dev in "u$l" "d$l"; do
+        ip netns exec "$HUB" tc qdisc add dev "$dev" root tbf rate "${SPINE_MBIT}mbit" \
+          burst 256kb latency 20ms
+      done
+    done
+  fi
+  leafof() {
+    if [ "$LEAF_PLACEMENT" = block ]; then echo $(($1 / ((NODES + LEAVES - 1) / LEAVES)));
+    else echo $(($1 % LEAVES)); fi
+  }
   for ((i = 0; i < NODES; i++)); do
     ip -n "$HUB" link add "p$i" type veth peer name $IFNAME netns "${NS[i]}"
-    ip -n "$HUB" link set "p$i" master br0 up
+    ip -n "$HUB" link set "p$i" master "br$(leafof "$i")" up
     ip -n "${NS[i]}" addr add "$(addr "$i")/24" dev $IFNAME
     ip -n "${NS[i]}" link set $IFNAME up
     if [ "$RATE_MBIT" != 0 ]; then
@@ -144,6 +183,25 @@ else
         burst 256kb latency 20ms
     fi
   done
+fi
+
+if [ -n "$FABRIC_OUT" ]; then
+  # The fabric's description for WEFT_FABRIC (docs/scale.md): one leaf
+  # unless --leaves made more.
+  {
+    echo "{\"node_gbit\": $(awk "BEGIN{print ${RATE_MBIT:-0} / 1000}"),"
+    echo " \"leaves\": ["
+    for ((l = 0; l < LEAVES; l++)); do
+      nodes=""
+      for ((i = 0; i < NODES; i++)); do
+        if [ "$LEAVES" = 1 ] || [ "$(leafof "$i")" = "$l" ]; then nodes+="${nodes:+, }\"$(addr "$i")\""; fi
+      done
+      up=""
+      [ "$LEAVES" -gt 1 ] && up="\"uplink_gbit\": $(awk "BEGIN{print $SPINE_MBIT / 1000}"), "
+      echo "  {\"name\": \"leaf$l\", ${up}\"nodes\": [$nodes]}$([ $l -lt $((LEAVES - 1)) ] && echo ,)"
+    done
+    echo "]}"
+  } >"$FABRIC_OUT"
 fi
 
 N=$((NODES * PPN))
