@@ -302,6 +302,7 @@ weftResult_t runPlan(FlowPlan& plan, const FlowRunOptions& opts) {
 }  // namespace
 
 weftResult_t runFlows(FlowPlan& plan, const FlowRunOptions& opts) {
+  if (opts.recorder != nullptr) return opts.recorder->record(plan);
   CallCheck* check = opts.check;
   if (check == nullptr || !check->pending || check->nranks < 2) return runPlan(plan, opts);
   // The call's first flow run carries its header (header_plan.h).

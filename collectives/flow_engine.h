@@ -69,6 +69,15 @@ class FlowPlan {
 
 struct CallCheck;  // base/call_header.h
 
+// Takes a plan instead of running it: the simulator (tools/weft_sim) asks
+// the algorithms for every rank's plans this way, so that what it times is
+// what weft would run. The plan is only valid during record().
+class FlowRecorder {
+ public:
+  virtual ~FlowRecorder() = default;
+  virtual weftResult_t record(const FlowPlan& plan) = 0;
+};
+
 struct FlowRunOptions {
   const std::atomic<bool>* abortFlag = nullptr;
   // The knobs' values; a communicator sets them from its configuration.
@@ -79,6 +88,7 @@ struct FlowRunOptions {
   // When set and pending, the first board publish or flow run of a call sends
   // and checks the call header (base/call_header.h).
   CallCheck* check = nullptr;
+  FlowRecorder* recorder = nullptr;  // set: runFlows records, moves nothing
 };
 
 weftResult_t runFlows(FlowPlan& plan, const FlowRunOptions& opts);

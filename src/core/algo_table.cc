@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "collectives/hier.h"
+#include "collectives/modelled_run.h"
 #include "collectives/reduce.h"
 #include "core/comm.h"
 
@@ -194,51 +195,13 @@ void logPick(const weftComm* comm, const Call& call, size_t bytes, const AlgoPic
             pick.plan.chunkBytes, pick.plan.streams, pick.plan.predictedUs);
 }
 
-// A modelled pick (and the single-node tree) runs on the ring view (ranks in
-// node order) with its chunk and streams.
+// A modelled pick (and the single-node tree) runs with its chunk and streams
+// (collectives/modelled_run.h); the communicator's defaults come back after.
 weftResult_t runPlanned(weftComm* comm, const Call& call, const AlgoChoice& plan) {
-  const bool allReduce = call.kind == CollKind::kAllReduce;
-  const CollArgs& a = call.args;
-  const CommTopo& topo = comm->topo;
-  CollContext& ctx = comm->ctx;
-  ctx.chunkBytes = plan.chunkBytes;
-  topo.ring->setStreams(plan.streams);
-  CollContext ringCtx = CommTopo::on(ctx, topo.ring.get(), topo.ringPos);
-  const bool hier = hierUsable(topo);
-  weftResult_t r = weftSuccess;
-  switch (plan.algo) {
-    case AlgoId::kOneshot:
-      r = oneshotAllReduce(ctx, a);
-      break;
-    case AlgoId::kRing:
-      r = allReduce ? ringAllReduce(ringCtx, a) : ringAllGather(ctx, a);
-      break;
-    case AlgoId::kTree:
-      r = treeAllReduce(ringCtx, topo.ringTree, a);
-      break;
-    case AlgoId::kHierRing:
-      r = allReduce ? hierAllReduce(ctx, topo, a, Across::kRing) : hierAllGather(ctx, topo, a);
-      break;
-    case AlgoId::kHierTree:
-      r = allReduce ? hierAllReduce(ctx, topo, a, Across::kTree) : hierAllGather(ctx, topo, a);
-      break;
-    case AlgoId::kRd:
-      r = hier ? hierAllReduce(ctx, topo, a, Across::kRecursiveDoubling)
-               : recursiveDoublingAllReduce(ringCtx, a);
-      break;
-    case AlgoId::kRhd:
-      r = hier ? hierAllReduce(ctx, topo, a, Across::kHalvingDoubling)
-               : halvingDoublingAllReduce(ringCtx, a);
-      break;
-    case AlgoId::kDirect:
-      r = directAllGather(ctx, a);
-      break;
-    default:
-      r = ringAllReduce(ringCtx, a);
-      break;
-  }
-  ctx.chunkBytes = comm->config.chunkBytes;
-  topo.ring->setStreams(0);
+  weftResult_t r =
+      runModelled(comm->ctx, comm->topo, call.kind == CollKind::kAllReduce, call.args, plan);
+  comm->ctx.chunkBytes = comm->config.chunkBytes;
+  comm->topo.ring->setStreams(0);
   return r;
 }
 

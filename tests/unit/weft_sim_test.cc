@@ -1,0 +1,113 @@
+// weft-sim's parts: max-min sharing, plans recorded from weft's own ring
+// (the fabric-aware order), the two timing modes against each other, and the
+// fabric-aware placement against the blind one on an oversubscribed fabric.
+#include <gtest/gtest.h>
+
+#include "sim_network.h"
+#include "sim_record.h"
+#include "sim_timing.h"
+
+namespace {
+
+using namespace weft::sim;
+
+Cluster cluster(int ranks, int ppn, int leaves, double over, bool cyclic, bool blind) {
+  Cluster c;
+  c.nranks = ranks;
+  c.ppn = ppn;
+  const int nodes = ranks / ppn;
+  c.fabric = syntheticFabric(leaves, (nodes + leaves - 1) / leaves, 0, 8, over, 1);  // 1 GB/s
+  c.leafOfNode = placeNodes(c.fabric, nodes, cyclic);
+  c.blind = blind;
+  return c;
+}
+
+double simulate(const Cluster& c, bool exact, size_t bytes, weft::AlgoId algo) {
+  Network net(c);
+  SimCall call;
+  call.bytesPerRank = bytes;
+  call.forced = algo;
+  weft::AlgoChoice choice;
+  std::string why;
+  EXPECT_TRUE(chooseAlgo(c, call, &choice, &why)) << why;
+  SimResult res;
+  if (exact) {
+    std::vector<RankPlans> plans(c.nranks);
+    for (int r = 0; r < c.nranks; ++r)
+      EXPECT_TRUE(recordRank(c, call, choice, r, &plans[r], &why)) << why;
+    EXPECT_TRUE(timeExact(c, net, plans, 3, &res, &why)) << why;
+  } else {
+    std::vector<int> ring = ringOrder(c);
+    RankPlans plan;
+    EXPECT_TRUE(recordRank(c, call, choice, ring[0], &plan, &why)) << why;
+    EXPECT_TRUE(timePhase(c, net, plan, ring[0], ring, 3, &res, &why)) << why;
+  }
+  return res.timeUs;
+}
+
+TEST(WeftSim, MaxMinSharesAnOversubscribedUplink) {
+  Cluster c = cluster(4, 1, 2, 2, false, false);  // nodes 0,1 on leaf 0; 2,3 on leaf 1
+  Network net(c);
+  // Two flows across the 2:1 uplink (1 GB/s for two 1 GB/s nodes) get half each;
+  // a flow inside leaf 1 keeps its node link.
+  std::vector<double> r = net.fairRates({{0, 2, 0}, {1, 3, 0}, {3, 2, 0}});
+  EXPECT_NEAR(r[0], 0.5, 1e-9);
+  EXPECT_NEAR(r[1], 0.5, 1e-9);
+  EXPECT_NEAR(r[2], 0.5, 1e-9);  // node 2's down link: shared with flow 0
+  std::vector<double> alone = net.fairRates({{0, 1, 0}});
+  EXPECT_NEAR(alone[0], 1.0, 1e-9);
+}
+
+TEST(WeftSim, RecordsWeftsOwnRingInFabricOrder) {
+  Cluster c = cluster(8, 1, 2, 2, true, false);  // leaves alternate in rank order
+  EXPECT_EQ(ringOrder(c), (std::vector<int>{0, 2, 4, 6, 1, 3, 5, 7}));
+  SimCall call;
+  call.bytesPerRank = 1 << 20;
+  call.forced = weft::AlgoId::kRing;
+  weft::AlgoChoice choice;
+  std::string why;
+  ASSERT_TRUE(chooseAlgo(c, call, &choice, &why)) << why;
+  RankPlans plan;
+  ASSERT_TRUE(recordRank(c, call, choice, 6, &plan, &why)) << why;
+  ASSERT_EQ(plan.phases.size(), 1u);
+  uint64_t sent = 0;
+  for (const SimFlow& f : plan.phases[0]) {
+    EXPECT_EQ(f.peer, f.send ? 1 : 4);  // rank 6 sits between 4 and 1
+    if (f.send)
+      for (const SimItem& it : f.items) sent += it.bytes;
+  }
+  EXPECT_EQ(sent, 2u * 7 * (1 << 20) / 8);  // 2(n-1)/n of the buffer
+}
+
+TEST(WeftSim, PhaseModeAgreesWithExactOnTheRing) {
+  for (size_t bytes : {size_t{64} << 10, size_t{16} << 20}) {
+    Cluster c = cluster(64, 4, 4, 2, false, false);
+    double exact = simulate(c, true, bytes, weft::AlgoId::kRing);
+    double phase = simulate(c, false, bytes, weft::AlgoId::kRing);
+    EXPECT_NEAR(phase / exact, 1.0, 0.05) << bytes << ": exact " << exact << " phase " << phase;
+  }
+}
+
+TEST(WeftSim, FabricAwareRingBeatsBlindWhereUplinksAreThin) {
+  const size_t bytes = 16 << 20;
+  for (double over : {1.0, 2.0, 4.0}) {
+    double aware = simulate(cluster(8, 1, 2, over, true, false), true, bytes, weft::AlgoId::kRing);
+    double blind = simulate(cluster(8, 1, 2, over, true, true), true, bytes, weft::AlgoId::kRing);
+    if (over == 1.0)
+      EXPECT_NEAR(blind / aware, 1.0, 0.02);
+    else
+      EXPECT_GT(blind / aware, 0.9 * 4 / (4 / over));  // 4 crossings share what 1 had
+  }
+}
+
+TEST(WeftSim, ExactModeTimesEveryModelledAllReduce) {
+  Cluster c = cluster(16, 2, 2, 2, false, false);
+  for (weft::AlgoId a : {weft::AlgoId::kRing, weft::AlgoId::kTree, weft::AlgoId::kHierRing,
+                         weft::AlgoId::kHierTree, weft::AlgoId::kRd, weft::AlgoId::kRhd}) {
+    double t = simulate(c, true, 1 << 20, a);
+    EXPECT_GT(t, 0) << weft::algoName(a);
+    EXPECT_LT(t, 1e7) << weft::algoName(a);
+  }
+}
+
+}  // namespace

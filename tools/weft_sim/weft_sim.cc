@@ -1,0 +1,265 @@
+// weft-sim: what weft would do on a cluster you do not have. It builds each
+// rank's plans with weft's own code (sim_record.h) for a cluster of ranks on
+// nodes under a fabric (the WEFT_FABRIC JSON, or a synthetic leaf/pod
+// fabric), and times them on a model of that fabric (sim_timing.h). Prints,
+// per size and algorithm, the predicted time, algbw and busbw (as the perf
+// tools count them), the tuner's own prediction and its pick, then the
+// busiest links; --json writes records weft-plot reads. docs/scale.md has
+// the model, its error between modes and against the emulated fabric.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "collectives/tuner.h"
+#include "sim_network.h"
+#include "sim_record.h"
+#include "sim_timing.h"
+
+namespace {
+
+using namespace weft;
+using namespace weft::sim;
+
+const char kUsage[] =
+    "usage: weft-sim -n RANKS [--ppn P] [--op allreduce|allgather] [-b MIN] [-e MAX] [-f F]\n"
+    "         [--algo auto|all|ring|tree|hier|hier-tree|rd|rhd|direct] [--mode exact|phase]\n"
+    "         [--fabric FILE | --leaves L --nodes-per-leaf K [--leaves-per-pod M]\n"
+    "          [--node-gbit G] [--oversub X] [--pod-oversub Y]] [--leaf-placement fill|cyclic]\n"
+    "         [--fabric-blind] [--spines S] [--intra-gbps B] [--intra-us U] [--message-us O]\n"
+    "         [--slow-node NODE:FACTOR] [--json FILE]\n"
+    "  Sizes as the perf tools count them (allgather: the gathered total).\n";
+
+struct Options {
+  int ranks = 0, ppn = 1;
+  bool allReduce = true;
+  size_t minBytes = 1 << 20, maxBytes = 1 << 20;
+  int factor = 2;
+  std::string algo = "auto", mode = "exact", fabricFile, json;
+  int leaves = 1, nodesPerLeaf = 0, leavesPerPod = 0, spines = 1;
+  double nodeGbit = 400, oversub = 1, podOversub = 1, intraGBps = 150, intraUs = 1;
+  double messageUs = Tuner::kPerMessageUs;
+  bool cyclic = false, blind = false;
+  std::vector<std::pair<int, double>> slowNodes;
+};
+
+bool parseSize(const char* s, size_t* out) {
+  char* end = nullptr;
+  double v = std::strtod(s, &end);
+  if (end == s || v < 0) return false;
+  if (*end == 'K' || *end == 'k') v *= 1 << 10, ++end;
+  if (*end == 'M' || *end == 'm') v *= 1 << 20, ++end;
+  if (*end == 'G' || *end == 'g') v *= 1 << 30, ++end;
+  *out = static_cast<size_t>(v);
+  return *end == '\0';
+}
+
+bool parseArgs(int argc, char** argv, Options* o) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (i + 1 >= argc && a != "--fabric-blind") return false;
+    const char* v = a == "--fabric-blind" ? "" : argv[++i];
+    if (a == "-n")
+      o->ranks = std::atoi(v);
+    else if (a == "--ppn")
+      o->ppn = std::atoi(v);
+    else if (a == "--op")
+      o->allReduce = std::strcmp(v, "allgather") != 0;
+    else if (a == "-b") {
+      if (!parseSize(v, &o->minBytes)) return false;
+    } else if (a == "-e") {
+      if (!parseSize(v, &o->maxBytes)) return false;
+    } else if (a == "-f")
+      o->factor = std::atoi(v);
+    else if (a == "--algo")
+      o->algo = v;
+    else if (a == "--mode")
+      o->mode = v;
+    else if (a == "--fabric")
+      o->fabricFile = v;
+    else if (a == "--leaves")
+      o->leaves = std::atoi(v);
+    else if (a == "--nodes-per-leaf")
+      o->nodesPerLeaf = std::atoi(v);
+    else if (a == "--leaves-per-pod")
+      o->leavesPerPod = std::atoi(v);
+    else if (a == "--node-gbit")
+      o->nodeGbit = std::atof(v);
+    else if (a == "--oversub")
+      o->oversub = std::atof(v);
+    else if (a == "--pod-oversub")
+      o->podOversub = std::atof(v);
+    else if (a == "--leaf-placement")
+      o->cyclic = std::strcmp(v, "cyclic") == 0;
+    else if (a == "--fabric-blind")
+      o->blind = true;
+    else if (a == "--spines")
+      o->spines = std::atoi(v);
+    else if (a == "--intra-gbps")
+      o->intraGBps = std::atof(v);
+    else if (a == "--intra-us")
+      o->intraUs = std::atof(v);
+    else if (a == "--message-us")
+      o->messageUs = std::atof(v);
+    else if (a == "--json")
+      o->json = v;
+    else if (a == "--slow-node") {
+      int node = 0;
+      double f = 1;
+      if (std::sscanf(v, "%d:%lf", &node, &f) != 2 || f <= 0) return false;
+      o->slowNodes.push_back({node, f});
+    } else {
+      return false;
+    }
+  }
+  return o->ranks >= 2 && o->ppn >= 1 && o->ranks % o->ppn == 0 && o->factor >= 2 &&
+         o->minBytes >= 4 && o->maxBytes >= o->minBytes && o->oversub > 0 && o->podOversub > 0 &&
+         o->spines >= 1 && (o->mode == "exact" || o->mode == "phase");
+}
+
+std::vector<AlgoId> algosOf(const Options& o, std::string* why) {
+  const std::vector<std::pair<const char*, AlgoId>> names = {
+      {"ring", AlgoId::kRing},          {"tree", AlgoId::kTree}, {"hier", AlgoId::kHierRing},
+      {"hier-tree", AlgoId::kHierTree}, {"rd", AlgoId::kRd},     {"rhd", AlgoId::kRhd},
+      {"direct", AlgoId::kDirect}};
+  if (o.algo == "auto") return {AlgoId::kAuto};
+  std::vector<AlgoId> out;
+  for (const auto& n : names) {
+    bool forAllReduce = n.second != AlgoId::kDirect;
+    bool forAllGather =
+        n.second == AlgoId::kRing || n.second == AlgoId::kHierRing || n.second == AlgoId::kDirect;
+    if (o.algo == "all" ? (o.allReduce ? forAllReduce : forAllGather) : o.algo == n.first)
+      out.push_back(n.second);
+  }
+  if (out.empty()) *why = "--algo " + o.algo + ": not a modelled algorithm of this collective";
+  return out;
+}
+
+bool makeCluster(const Options& o, Cluster* c, std::string* why) {
+  c->nranks = o.ranks;
+  c->ppn = o.ppn;
+  c->intraGBps = o.intraGBps;
+  c->intraHopUs = o.intraUs;
+  c->spines = o.spines;
+  c->blind = o.blind;
+  const int nodes = c->nnodes();
+  if (!o.fabricFile.empty()) {
+    if (topo::loadFabric(o.fabricFile, &c->fabric) != weftSuccess) {
+      *why = "cannot use --fabric " + o.fabricFile;
+      return false;
+    }
+  } else {
+    int perLeaf = o.nodesPerLeaf > 0 ? o.nodesPerLeaf : (nodes + o.leaves - 1) / o.leaves;
+    if (perLeaf * o.leaves < nodes) {
+      *why = "--leaves x --nodes-per-leaf holds fewer nodes than the ranks need";
+      return false;
+    }
+    c->fabric =
+        syntheticFabric(o.leaves, perLeaf, o.leavesPerPod, o.nodeGbit, o.oversub, o.podOversub);
+  }
+  c->leafOfNode = placeNodes(c->fabric, nodes, o.cyclic);
+  c->nodeSlowdown.assign(nodes, 1);
+  for (const auto& s : o.slowNodes)
+    if (s.first >= 0 && s.first < nodes) c->nodeSlowdown[s.first] = s.second;
+  return true;
+}
+
+double busFactor(bool allReduce, int n) { return allReduce ? 2.0 * (n - 1) / n : (n - 1.0) / n; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  if (!parseArgs(argc, argv, &o)) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  std::string why;
+  Cluster c;
+  std::vector<AlgoId> algos = algosOf(o, &why);
+  if (algos.empty() || !makeCluster(o, &c, &why)) {
+    std::fprintf(stderr, "weft-sim: %s\n", why.c_str());
+    return 2;
+  }
+  Network net(c);
+  const std::vector<int> ring = ringOrder(c);
+  std::printf("# weft-sim: %d ranks, %d per node, %d nodes; %s%s; %s mode; %s\n", c.nranks, c.ppn,
+              c.nnodes(), c.fabric.summary().c_str(), c.blind ? " (placement blind to it)" : "",
+              o.mode.c_str(), o.allReduce ? "allreduce" : "allgather");
+  std::printf("%12s %10s %12s %10s %10s %12s %s\n", "size", "algo", "time(us)", "algbw", "busbw",
+              "tuner(us)", "pick");
+  std::string records = "[";
+  SimResult lastPick;
+  for (size_t size = o.minBytes; size <= o.maxBytes; size *= o.factor) {
+    SimCall call;
+    call.allReduce = o.allReduce;
+    call.bytesPerRank = o.allReduce ? size : size / c.nranks;
+    call.bytesPerRank -= call.bytesPerRank % 4;
+    AlgoChoice pick;
+    SimResult sizePick;  // this size's busiest links: the pick's, else the first simulated
+    call.forced = AlgoId::kAuto;
+    if (!chooseAlgo(c, call, &pick, &why))
+      return std::fprintf(stderr, "weft-sim: %s\n", why.c_str()), 1;
+    for (AlgoId algo : algos) {
+      call.forced = algo;
+      AlgoChoice choice;
+      if (!chooseAlgo(c, call, &choice, &why)) {
+        std::printf("%12zu %10s %12s   (%s)\n", size, algoName(algo), "-", why.c_str());
+        continue;
+      }
+      auto t0 = std::chrono::steady_clock::now();
+      SimResult res;
+      bool ok;
+      if (o.mode == "phase") {
+        RankPlans plan;
+        ok = recordRank(c, call, choice, ring[0], &plan, &why) &&
+             timePhase(c, net, plan, ring[0], ring, o.messageUs, &res, &why);
+      } else {
+        std::vector<RankPlans> plans(c.nranks);
+        ok = true;
+        for (int r = 0; r < c.nranks && ok; ++r)
+          ok = recordRank(c, call, choice, r, &plans[r], &why);
+        ok = ok && timeExact(c, net, plans, o.messageUs, &res, &why);
+      }
+      double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (!ok) {
+        std::printf("%12zu %10s %12s   (%s)\n", size, algoName(choice.algo), "-", why.c_str());
+        continue;
+      }
+      const double algbw = size / res.timeUs * 1e-3;  // GB/s
+      const double busbw = algbw * busFactor(o.allReduce, c.nranks);
+      const bool picked = choice.algo == pick.algo;
+      if (picked || sizePick.busiest.empty()) sizePick = res;
+      std::printf("%12zu %10s %12.1f %10.3f %10.3f %12.1f %s  [%.2f s]\n", size,
+                  algoName(choice.algo), res.timeUs, algbw, busbw, choice.predictedUs,
+                  picked ? "*" : "", wall);
+      char rec[512];
+      std::snprintf(rec, sizeof(rec),
+                    "%s\n {\"tool\": \"weft-sim\", \"label\": \"sim:%s\", \"collective\": \"%s\", "
+                    "\"nranks\": %d, \"mode\": \"%s\", \"size\": %zu, \"time_us\": %.3f, "
+                    "\"algbw\": %.6f, \"busbw\": %.6f, \"tuner_us\": %.3f, \"pick\": %s, "
+                    "\"sim_seconds\": %.3f}",
+                    records.size() > 1 ? "," : "", algoName(choice.algo),
+                    o.allReduce ? "allreduce" : "allgather", c.nranks, o.mode.c_str(), size,
+                    res.timeUs, algbw, busbw, choice.predictedUs, picked ? "true" : "false", wall);
+      records += rec;
+    }
+    lastPick = sizePick;
+  }
+  records += "\n]\n";
+  std::printf(
+      "# busiest links at the largest size, of the tuner's pick where simulated (us busy):");
+  for (const auto& b : lastPick.busiest)
+    std::printf(" %s %.1f", net.name(b.second).c_str(), b.first);
+  std::printf("\n");
+  if (!o.json.empty()) {
+    FILE* f = std::fopen(o.json.c_str(), "w");
+    if (f == nullptr) return std::fprintf(stderr, "weft-sim: cannot write %s\n", o.json.c_str()), 1;
+    std::fputs(records.c_str(), f);
+    std::fclose(f);
+  }
+  return 0;
+}
