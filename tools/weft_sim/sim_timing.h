@@ -1,14 +1,13 @@
-// Timing recorded plans on the modelled network. Every send flow of a phase
-// (one runFlows call) is active for the whole phase and gets its max-min
-// fair rate among all of that phase's flows (sim_network.h). An item then
-// takes the engine's per-message cost plus its bytes at that rate, starts
-// when its flow's previous item is done and its dependencies are met, and
-// lands one route latency later; a phase starts when the rank's previous one
-// ended. Receive-side reductions are not timed.
-//   exact: every rank's items, matched to their peers' (the longest path
-//          through all of them);
+// Timing recorded plans on the modelled network. An item takes the engine's
+// per-message cost plus its bytes at its rate, starts when its flow's
+// previous item is done and its dependencies are met, and lands one route
+// latency later; a phase starts when the rank's previous one ended.
+// Receive-side reductions are not timed.
+//   exact: every rank's items, matched to their peers', event by event; the
+//          items moving at a moment share each link equally (sim_exact.h);
 //   phase: one rank's plan, every rank assumed to do the same shifted along
-//          the ring (true of the flat ring only): items leave at the slowest
+//          the ring (true of the flat ring only), at the max-min fair rates
+//          of all ranks' flows (sim_network.h): items leave at the slowest
 //          flow's rate, and a chunk's way around pays the mean hop's time
 //          and latency. O(items of one rank + ranks).
 #pragma once
