@@ -100,6 +100,14 @@ TEST(WeftSim, FabricAwareRingBeatsBlindWhereUplinksAreThin) {
   }
 }
 
+TEST(WeftSim, AStragglerDelaysTheRingByItsLateness) {
+  Cluster c = cluster(8, 1, 2, 1, false, false);
+  const double onTime = simulate(c, true, 1 << 20, weft::AlgoId::kRing);
+  c.lateUs.assign(8, 0);
+  c.lateUs[5] = 5000;
+  EXPECT_NEAR(simulate(c, true, 1 << 20, weft::AlgoId::kRing) - onTime, 5000, 50);
+}
+
 TEST(WeftSim, ExactModeTimesEveryModelledAllReduce) {
   Cluster c = cluster(16, 2, 2, 2, false, false);
   for (weft::AlgoId a : {weft::AlgoId::kRing, weft::AlgoId::kTree, weft::AlgoId::kHierRing,

@@ -22,13 +22,17 @@ struct Event {
 
 class ExactRun {
  public:
-  ExactRun(const Network& net, const std::vector<RankPlans>& plans, double o)
-      : net_(net), plans_(plans), o_(o) {}
+  ExactRun(const Network& net, const std::vector<RankPlans>& plans, double o,
+           const std::vector<double>& late)
+      : net_(net), plans_(plans), o_(o), late_(late) {}
 
   bool run(double* endUs, std::string* why) {
     if (!layout(why)) return false;
     for (int64_t x = 0; x < nodes_; ++x)
-      if (pending_[x] == 0) queue_.push(Event{0, 0, x, 0});
+      if (pending_[x] == 0) {
+        const int r = flowOf_[x] >= 0 ? flows_[flowOf_[x]].r : -1 - flowOf_[x];
+        queue_.push(Event{r < static_cast<int>(late_.size()) ? late_[r] : 0, 0, x, 0});
+      }
     int64_t done = 0;
     while (!queue_.empty()) {
       Event e = queue_.top();
@@ -228,6 +232,7 @@ class ExactRun {
   const Network& net_;
   const std::vector<RankPlans>& plans_;
   double o_;
+  const std::vector<double>& late_;
   int64_t nodes_ = 0;
   std::vector<FlowState> flows_;
   std::vector<int> flowOf_;    // [node] -> flow; -1 - rank for a phase end
@@ -245,8 +250,8 @@ class ExactRun {
 }  // namespace
 
 bool runExact(const Network& net, const std::vector<RankPlans>& plans, double perMessageUs,
-              double* endUs, std::string* why) {
-  ExactRun run(net, plans, perMessageUs);
+              const std::vector<double>& lateUs, double* endUs, std::string* why) {
+  ExactRun run(net, plans, perMessageUs, lateUs);
   return run.run(endUs, why);
 }
 

@@ -19,8 +19,9 @@ namespace sim {
 
 // The time (us) at which the slowest rank ends its last phase. False with
 // *why when a receive has no sender, or the plans wait on each other.
+// lateUs[r] (optional): when rank r enters the call (a straggler).
 bool runExact(const Network& net, const std::vector<RankPlans>& plans, double perMessageUs,
-              double* endUs, std::string* why);
+              const std::vector<double>& lateUs, double* endUs, std::string* why);
 
 }  // namespace sim
 }  // namespace weft

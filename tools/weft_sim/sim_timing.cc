@@ -37,8 +37,7 @@ uint64_t flowBytes(const SimFlow& f) {
 
 bool timeExact(const Cluster& c, const Network& net, const std::vector<RankPlans>& plans,
                double perMessageUs, SimResult* out, std::string* why) {
-  (void)c;
-  if (!runExact(net, plans, perMessageUs, &out->timeUs, why)) return false;
+  if (!runExact(net, plans, perMessageUs, c.lateUs, &out->timeUs, why)) return false;
   std::vector<Flow> flows;
   std::vector<double> bytes;
   for (int r = 0; r < static_cast<int>(plans.size()); ++r)

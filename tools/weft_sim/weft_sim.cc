@@ -30,7 +30,7 @@ const char kUsage[] =
     "         [--fabric FILE | --leaves L --nodes-per-leaf K [--leaves-per-pod M]\n"
     "          [--node-gbit G] [--oversub X] [--pod-oversub Y]] [--leaf-placement fill|cyclic]\n"
     "         [--fabric-blind] [--spines S] [--intra-gbps B] [--intra-us U] [--message-us O]\n"
-    "         [--slow-node NODE:FACTOR] [--json FILE]\n"
+    "         [--slow-node NODE:FACTOR] [--straggler RANK:US] [--json FILE]\n"
     "  Sizes as the perf tools count them (allgather: the gathered total).\n";
 
 struct Options {
@@ -43,7 +43,7 @@ struct Options {
   double nodeGbit = 400, oversub = 1, podOversub = 1, intraGBps = 150, intraUs = 1;
   double messageUs = Tuner::kPerMessageUs;
   bool cyclic = false, blind = false;
-  std::vector<std::pair<int, double>> slowNodes;
+  std::vector<std::pair<int, double>> slowNodes, stragglers;
 };
 
 bool parseSize(const char* s, size_t* out) {
@@ -111,6 +111,11 @@ bool parseArgs(int argc, char** argv, Options* o) {
       double f = 1;
       if (std::sscanf(v, "%d:%lf", &node, &f) != 2 || f <= 0) return false;
       o->slowNodes.push_back({node, f});
+    } else if (a == "--straggler") {
+      int rank = 0;
+      double us = 0;
+      if (std::sscanf(v, "%d:%lf", &rank, &us) != 2 || us < 0) return false;
+      o->stragglers.push_back({rank, us});
     } else {
       return false;
     }
@@ -164,6 +169,13 @@ bool makeCluster(const Options& o, Cluster* c, std::string* why) {
   c->nodeSlowdown.assign(nodes, 1);
   for (const auto& s : o.slowNodes)
     if (s.first >= 0 && s.first < nodes) c->nodeSlowdown[s.first] = s.second;
+  if (!o.stragglers.empty() && o.mode != "exact") {
+    *why = "--straggler needs --mode exact (phase mode takes every rank to be alike)";
+    return false;
+  }
+  c->lateUs.assign(o.ranks, 0);
+  for (const auto& s : o.stragglers)
+    if (s.first >= 0 && s.first < o.ranks) c->lateUs[s.first] = s.second;
   return true;
 }
 
