@@ -216,8 +216,12 @@ weftResult_t loadFabric(const std::string& path, Fabric* out) {
   std::stringstream text;
   text << in.rdbuf();
   std::string why;
-  if (!parseFabric(text.str(), out, &why))
+  const std::string body = text.str();
+  const size_t first = body.find_first_not_of(" \t\r\n");
+  const bool json = first != std::string::npos && body[first] == '{';
+  if (!(json ? parseFabric(body, out, &why) : parseSlurmTopology(body, out, &why)))
     return setError(weftInvalidArgument, "WEFT_FABRIC=%s: %s", path.c_str(), why.c_str());
+  out->hash = textHash(body);
   return weftSuccess;
 }
 

@@ -14,6 +14,7 @@
 // "uplink_gbit". A node entry is a host name (with or without its domain) or
 // the address a rank listens on; WEFT_FABRIC_NODE names the node explicitly.
 // Every rank must read the same description: its hash is compared at init.
+// A Slurm topology.conf is read too (leaves and pods only: fabric_slurm.cc).
 #pragma once
 
 #include <cstdint>
@@ -56,7 +57,11 @@ struct Fabric {
 // Parses a description; false with *why set when it is not a valid one.
 bool parseFabric(const std::string& text, Fabric* out, std::string* why);
 
-// Reads and parses `path` (weftInvalidArgument naming WEFT_FABRIC and the fault).
+// Reads Slurm's topology.conf (fabric_slurm.cc): leaves and pods, no rates.
+bool parseSlurmTopology(const std::string& text, Fabric* out, std::string* why);
+
+// Reads and parses `path`: JSON when it starts with '{', else Slurm's
+// topology.conf (weftInvalidArgument naming WEFT_FABRIC and the fault).
 weftResult_t loadFabric(const std::string& path, Fabric* out);
 
 // The names this process's node may have in a description: WEFT_FABRIC_NODE

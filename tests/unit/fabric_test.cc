@@ -99,6 +99,29 @@ TEST(FabricFile, RefusesWhatItCannotModel) {
   }
 }
 
+TEST(FabricFile, ReadsSlurmTopologyConf) {
+  Fabric f;
+  std::string why;
+  ASSERT_TRUE(weft::topo::parseSlurmTopology(R"(# a two-level tree
+SwitchName=s0 Nodes=tux[01-03],gpu7 LinkSpeed=100
+switchname=s1 nodes=tux[04-05,9]
+SwitchName=s2 Switches=s[0-1]
+SwitchName=s3 Nodes=lonely
+)",
+                                             &f, &why))
+      << why;
+  ASSERT_EQ(f.leaves.size(), 3u);
+  EXPECT_EQ(f.leaves[0].nodes, (std::vector<std::string>{"tux01", "tux02", "tux03", "gpu7"}));
+  EXPECT_EQ(f.leaves[1].nodes, (std::vector<std::string>{"tux04", "tux05", "tux9"}));
+  EXPECT_EQ(f.leaves[0].pod, f.leaves[1].pod);  // both under s2
+  EXPECT_NE(f.leaves[2].pod, f.leaves[0].pod);
+  EXPECT_EQ(f.findLeaf({"tux05"}), 1);
+  EXPECT_DOUBLE_EQ(f.leafOversubscription(0), 1);  // no rates in the file: order only
+  EXPECT_FALSE(weft::topo::parseSlurmTopology("SwitchName=s0 Nodes=tux[3-1]", &f, &why));
+  EXPECT_NE(why.find("malformed range"), std::string::npos) << why;
+  EXPECT_FALSE(weft::topo::parseSlurmTopology("NodeName=a", &f, &why));
+}
+
 TEST(FabricOrder, NodesGoLeafByLeafThenPodByPod) {
   Fabric f;
   std::string why;
