@@ -6,16 +6,19 @@
 
 #include "base/error.h"
 #include "collectives/coll_context.h"
+#include "collectives/comm_topo.h"
 #include "collectives/reduce.h"
 #include "collectives/ring_schedule.h"
 
 namespace weft {
 namespace {
 
+// Positions are ctx's (a view's, where `view` is given); piece p of the
+// output belongs to the rank at position p, and lands at that rank's offset.
 class RingAllGatherPlan : public FlowPlan {
  public:
-  RingAllGatherPlan(CollContext& ctx, const CollArgs& a)
-      : ctx_(ctx), n_(ctx.nranks), r_(ctx.rank), S_(ctx.channels->nstreams()) {
+  RingAllGatherPlan(CollContext& ctx, const CollArgs& a, const RankView* view)
+      : ctx_(ctx), view_(view), n_(ctx.nranks), r_(ctx.rank), S_(ctx.channels->nstreams()) {
     piece_ = a.count * datatypeSize(a.datatype);
     send_ = static_cast<const char*>(a.sendbuff);
     recv_ = static_cast<char*>(a.recvbuff);
@@ -38,7 +41,7 @@ class RingAllGatherPlan : public FlowPlan {
     FlowItem it;
     it.bytes = sp.count;
     if (isSend(f)) {
-      int seg = mod(r_ - step, n_);
+      int seg = rankAt(mod(r_ - step, n_));
       it.data = step == 0 ? const_cast<char*>(send_) + sp.offset : recv_ + seg * piece_ + sp.offset;
       if (step > 0) {
         int64_t dep = order_.index(step - 1, c);
@@ -46,13 +49,15 @@ class RingAllGatherPlan : public FlowPlan {
         it.depItem = dep / S_;
       }
     } else {
-      it.data = recv_ + mod(r_ - step - 1, n_) * piece_ + sp.offset;
+      it.data = recv_ + rankAt(mod(r_ - step - 1, n_)) * piece_ + sp.offset;
     }
     return it;
   }
 
  private:
+  int rankAt(int pos) const { return view_ != nullptr ? view_->member(pos) : pos; }
   CollContext& ctx_;
+  const RankView* view_;
   int n_, r_, S_;
   size_t piece_ = 0;
   const char* send_;
@@ -89,20 +94,24 @@ class DirectAllGatherPlan : public FlowPlan {
   char* recv_;
 };
 
-void copyOwnPiece(CollContext& ctx, const CollArgs& a) {
+void copyOwnPiece(int rank, const CollArgs& a) {
   size_t piece = a.count * datatypeSize(a.datatype);
-  char* dst = static_cast<char*>(a.recvbuff) + ctx.rank * piece;
+  char* dst = static_cast<char*>(a.recvbuff) + rank * piece;
   if (dst != a.sendbuff) std::memmove(dst, a.sendbuff, piece);
 }
 
 }  // namespace
 
 weftResult_t ringAllGather(CollContext& ctx, const CollArgs& args) {
+  return ringAllGatherOn(ctx, nullptr, args);
+}
+
+weftResult_t ringAllGatherOn(CollContext& ctx, const RankView* view, const CollArgs& args) {
   if (ctx.nranks > 1) {
-    RingAllGatherPlan plan(ctx, args);
+    RingAllGatherPlan plan(ctx, args, view);
     WEFT_CHECK(runFlows(plan, ctx.run));
   }
-  copyOwnPiece(ctx, args);
+  copyOwnPiece(view != nullptr ? view->member(ctx.rank) : ctx.rank, args);
   return weftSuccess;
 }
 
@@ -111,7 +120,7 @@ weftResult_t directAllGather(CollContext& ctx, const CollArgs& args) {
     DirectAllGatherPlan plan(ctx, args);
     WEFT_CHECK(runFlows(plan, ctx.run));
   }
-  copyOwnPiece(ctx, args);
+  copyOwnPiece(ctx.rank, args);
   return weftSuccess;
 }
 

@@ -96,6 +96,10 @@ weftResult_t oneshotAllReduce(CollContext& ctx, const CollArgs& args);
 void reduceStagedInRankOrder(CollContext& ctx, const CollArgs& args);
 // Ring allgather, chunked and pipelined; received pieces land in recvbuff directly.
 weftResult_t ringAllGather(CollContext& ctx, const CollArgs& args);
+// The same over a view (ctx on it, comm_topo.h): the ring follows the view's
+// order (nodes together, leaf by leaf), pieces land at their ranks' offsets.
+class RankView;
+weftResult_t ringAllGatherOn(CollContext& ctx, const RankView* view, const CollArgs& args);
 // One round: every rank sends its piece straight to every peer.
 weftResult_t directAllGather(CollContext& ctx, const CollArgs& args);
 

@@ -15,7 +15,7 @@ weftResult_t runModelled(CollContext& ctx, const CommTopo& topo, bool allReduce,
     case AlgoId::kOneshot:
       return oneshotAllReduce(ctx, a);
     case AlgoId::kRing:
-      return allReduce ? ringAllReduce(ringCtx, a) : ringAllGather(ctx, a);
+      return allReduce ? ringAllReduce(ringCtx, a) : ringAllGatherOn(ringCtx, topo.ring.get(), a);
     case AlgoId::kTree:
       return treeAllReduce(ringCtx, topo.ringTree, a);
     case AlgoId::kHierRing:

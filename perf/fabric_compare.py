@@ -70,7 +70,7 @@ def simulate(args, coll, over, algo, aware):
            "--node-gbit", str(args.rate_mbit / 1000.0), "--oversub", str(over),
            "--leaf-placement", "cyclic", "--op", coll, "-b", args.b, "-e", args.e,
            "-f", str(args.f), "--algo", SIM_NAMES.get(algo, algo) if algo else "auto",
-           "--intra-us", "1",
+           "--intra-us", "1", "--efficiency", str(args.efficiency),
            "--json", out] + ([] if aware else ["--fabric-blind"])
     res = subprocess.run(cmd, capture_output=True, text=True)
     if res.returncode != 0:
@@ -159,8 +159,32 @@ def main():
     ap.add_argument("--iters", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("--efficiency", type=float, default=1448.0 / 1514,
+                    help="weft-sim's payload share of a link: TCP segments in 1500-byte "
+                         "Ethernet frames carry 1448 of 1514 bytes")
     ap.add_argument("--json")
+    ap.add_argument("--resim", nargs="+", metavar="JSON",
+                    help="measure nothing: predict the points of these files again and report")
     args = ap.parse_args()
+    if args.resim:
+        points = []
+        for path in args.resim:
+            with open(path) as f:
+                points += json.load(f)["points"]
+        cache = {}
+        for p in points:
+            label, coll = p["variant"], p["collective"]
+            algo = label.split(":")[1] if ":" in label else None
+            key = (p["oversubscription"], coll, algo, label != "blind")
+            if key not in cache:
+                cache[key] = simulate(args, coll, key[0], algo, key[3])
+            p["sim_busbw"] = cache[key].get(p["bytes"])
+        report(points)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"nodes": args.nodes, "leaves": args.leaves,
+                           "rate_mbit": args.rate_mbit, "points": points}, f, indent=1)
+        return
     fabric = os.path.join(tempfile.mkdtemp(prefix="weft_fabric_"), "fabric.json")
     points = []
     print("%d nodes on %d leaves (alternating in rank order), node links %d Mbit/s" %

@@ -55,14 +55,14 @@ Network::Network(const Cluster& c) : c_(c) {
   const int N = c.nnodes();
   auto nodeRate = [&](int n) {
     double slow = n < static_cast<int>(c.nodeSlowdown.size()) ? c.nodeSlowdown[n] : 1;
-    return c.fabric.nodeGbit / 8 / slow;
+    return c.fabric.nodeGbit / 8 / slow * c.efficiency;
   };
   nodeUp_ = numLinks();
   for (int n = 0; n < N; ++n) add("node" + std::to_string(n) + ".up", nodeRate(n));
   nodeDown_ = numLinks();
   for (int n = 0; n < N; ++n) add("node" + std::to_string(n) + ".down", nodeRate(n));
   const int L = static_cast<int>(c.fabric.leaves.size()), S = std::max(1, c.spines);
-  auto uplink = [&](double gbit) { return gbit > 0 ? gbit / 8 / S : inf; };
+  auto uplink = [&](double gbit) { return gbit > 0 ? gbit / 8 / S * c.efficiency : inf; };
   leafUp_ = numLinks();
   for (int l = 0; l < L; ++l)
     for (int s = 0; s < S; ++s)
@@ -77,11 +77,11 @@ Network::Network(const Cluster& c) : c_(c) {
   podUp_ = numLinks();
   for (int p = 0; p < P; ++p)
     add(c.fabric.pods[p].name + ".up",
-        c.fabric.pods[p].uplinkGbit > 0 ? c.fabric.pods[p].uplinkGbit / 8 : inf);
+        c.fabric.pods[p].uplinkGbit > 0 ? c.fabric.pods[p].uplinkGbit / 8 * c.efficiency : inf);
   podDown_ = numLinks();
   for (int p = 0; p < P; ++p)
     add(c.fabric.pods[p].name + ".down",
-        c.fabric.pods[p].uplinkGbit > 0 ? c.fabric.pods[p].uplinkGbit / 8 : inf);
+        c.fabric.pods[p].uplinkGbit > 0 ? c.fabric.pods[p].uplinkGbit / 8 * c.efficiency : inf);
 }
 
 int Network::add(const std::string& name, double gbps) {

@@ -27,7 +27,8 @@ struct Cluster {
   int spines = 1;                    // parallel uplinks per leaf (ECMP)
   std::vector<double> nodeSlowdown;  // [node] link rate divisor (slow links), 1 = nominal
   bool blind = false;                // place rings and trees as if WEFT_FABRIC were unset
-  std::vector<double> lateUs;        // [rank] when it enters the call (stragglers; exact mode)
+  double efficiency = 1;  // payload share of a network link's line rate (TCP over Ethernet ~0.95)
+  std::vector<double> lateUs;  // [rank] when it enters the call (stragglers; exact mode)
 
   int nodeOf(int rank) const { return rank / ppn; }
   int nnodes() const { return (nranks + ppn - 1) / ppn; }

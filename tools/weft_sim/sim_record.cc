@@ -115,7 +115,7 @@ void buildTopo(const Cluster& c, int rank, ChannelTable* table, CommTopo* topo) 
 
 void clusterLinks(const Cluster& c, LinkModel* intra, LinkModel* inter) {
   *intra = LinkModel{c.intraHopUs, c.intraGBps};
-  *inter = LinkModel{c.fabric.leafHopUs, c.fabric.nodeGbit / 8};
+  *inter = LinkModel{c.fabric.leafHopUs, c.fabric.nodeGbit / 8 * c.efficiency};
 }
 
 bool chooseAlgo(const Cluster& c, const SimCall& call, AlgoChoice* choice, std::string* why) {

@@ -30,7 +30,7 @@ const char kUsage[] =
     "         [--fabric FILE | --leaves L --nodes-per-leaf K [--leaves-per-pod M]\n"
     "          [--node-gbit G] [--oversub X] [--pod-oversub Y]] [--leaf-placement fill|cyclic]\n"
     "         [--fabric-blind] [--spines S] [--intra-gbps B] [--intra-us U] [--message-us O]\n"
-    "         [--slow-node NODE:FACTOR] [--straggler RANK:US] [--json FILE]\n"
+    "         [--slow-node NODE:FACTOR] [--straggler RANK:US] [--efficiency E] [--json FILE]\n"
     "  Sizes as the perf tools count them (allgather: the gathered total).\n";
 
 struct Options {
@@ -42,6 +42,7 @@ struct Options {
   int leaves = 1, nodesPerLeaf = 0, leavesPerPod = 0, spines = 1;
   double nodeGbit = 400, oversub = 1, podOversub = 1, intraGBps = 150, intraUs = 1;
   double messageUs = Tuner::kPerMessageUs;
+  double efficiency = 1;
   bool cyclic = false, blind = false;
   std::vector<std::pair<int, double>> slowNodes, stragglers;
 };
@@ -104,6 +105,8 @@ bool parseArgs(int argc, char** argv, Options* o) {
       o->intraUs = std::atof(v);
     else if (a == "--message-us")
       o->messageUs = std::atof(v);
+    else if (a == "--efficiency")
+      o->efficiency = std::atof(v);
     else if (a == "--json")
       o->json = v;
     else if (a == "--slow-node") {
@@ -122,7 +125,8 @@ bool parseArgs(int argc, char** argv, Options* o) {
   }
   return o->ranks >= 2 && o->ppn >= 1 && o->ranks % o->ppn == 0 && o->factor >= 2 &&
          o->minBytes >= 4 && o->maxBytes >= o->minBytes && o->oversub > 0 && o->podOversub > 0 &&
-         o->spines >= 1 && (o->mode == "exact" || o->mode == "phase");
+         o->spines >= 1 && o->efficiency > 0 && o->efficiency <= 1 &&
+         (o->mode == "exact" || o->mode == "phase");
 }
 
 std::vector<AlgoId> algosOf(const Options& o, std::string* why) {
@@ -150,6 +154,7 @@ bool makeCluster(const Options& o, Cluster* c, std::string* why) {
   c->intraHopUs = o.intraUs;
   c->spines = o.spines;
   c->blind = o.blind;
+  c->efficiency = o.efficiency;
   const int nodes = c->nnodes();
   if (!o.fabricFile.empty()) {
     if (topo::loadFabric(o.fabricFile, &c->fabric) != weftSuccess) {
