@@ -9,6 +9,11 @@
 //     treeLinkLoad S each way; ~6 chunk moves per chunk of a half. Up to
 //     kSingleTreeBytes, tree 0 carries everything.
 //   oneshot:  one hop; a node's link carries L(n-L)S; the rank reduces (n-1)S.
+//     The n-1 flows that converge on a link at once (incast) pay the shared
+//     link's penalty, as do allgather's direct form.
+//   allgather ring: a pipeline of n-1 steps of one piece (one chunk of fill);
+//     hier: N-1 steps across nodes on L rings sharing the link, then L-1
+//     steps of N pieces inside the node.
 //   hier:  an intra ring reduce-scatter and allgather (L-1 hops each, (L-1)/L
 //     S each), and between them L rings (or trees) of N ranks on S/L bytes
 //     that share the node's link: it carries 2(N-1)/N S.
@@ -168,7 +173,8 @@ double Tuner::allReduceUs(AlgoId algo, size_t bytes, size_t* chunkOut) const {
   switch (algo) {
     case AlgoId::kOneshot: {
       if (static_cast<double>(n) * S > static_cast<double>(oneshotStaging_)) break;
-      double wire = N > 1 ? L * (n - L) * S * be * topo_->fabric.pairLoad : (n - 1) * S * bi;
+      double wire = N > 1 ? L * (n - L) * S * be * topo_->fabric.pairLoad * sharedLinkPenalty(S)
+                          : (n - 1) * S * bi;
       t = slow.alphaUs + (n - 1) * o + wire + (n - 1) * S * r;
       break;
     }
@@ -213,24 +219,30 @@ double Tuner::allGatherUs(AlgoId algo, size_t bytes, size_t* chunkOut) const {
   const double ae = inter_.alphaUs, be = inter_.usPerByte();
   const double ai = intra_.alphaUs, bi = intra_.usPerByte();
   size_t chunk = chunkFor(bytes);
-  double ce = std::min<double>(static_cast<double>(chunk), S);
   double t = kInf;
   switch (algo) {
     case AlgoId::kDirect:
+      // n-1 flows converge on each node's link at once (incast): like the
+      // rings that share a link, it ends with its worst flow.
       t = slow.alphaUs + (n - 1) * o +
-          (N > 1 ? L * (n - L) * S * be * topo_->fabric.pairLoad : (n - 1) * S * bi);
+          (N > 1 ? L * (n - L) * S * be * topo_->fabric.pairLoad * sharedLinkPenalty(S)
+                 : (n - 1) * S * bi);
       break;
     case AlgoId::kRing: {
+      // A pipeline of n-1 steps of one piece each: the chain's latencies, the
+      // link's n-1 pieces and one chunk of fill, as in the allreduce's ring.
       double hopsE = N > 1 ? (n - 1.0) * N / n : 0, hopsI = (n - 1.0) - hopsE;
-      t = hopsE * (ae + ce * be) + hopsI * (ai + ce * bi) + (n - 1) * chunks(S, chunk) * o +
-          (n - 1) * S * (N > 1 ? be * topo_->fabric.ringLoad : bi);
+      t = pipeline(n - 1, hopsE * ae + hopsI * ai, S, chunk,
+                   N > 1 ? be * topo_->fabric.ringLoad : bi, o);
       break;
     }
     case AlgoId::kHierRing:
       if (!hierUsable(*topo_)) break;
-      t = (N - 1) * (ae + ce * be) + (N - 1) * chunks(S, chunk) * o +
-          L * (N - 1) * S * be * topo_->fabric.ringLoad * sharedLinkPenalty(S) +
-          (L - 1) * (ai + ce * bi) + (L - 1) * N * chunks(S, chunk) * o + (L - 1) * N * S * bi;
+      // Across nodes L rings share the node link; then inside the node each
+      // step moves N pieces.
+      t = pipeline(N - 1, (N - 1) * ae, S, chunk,
+                   L * be * topo_->fabric.ringLoad * sharedLinkPenalty(S), o) +
+          pipeline(L - 1, (L - 1) * ai, N * S, chunk, bi, o);
       break;
     default:
       break;
