@@ -134,6 +134,17 @@ TEST(FabricOrder, NodesGoLeafByLeafThenPodByPod) {
   EXPECT_EQ(weft::fabricNodeOrder(f, {0, 2, 1, 0, 2, 1}), (std::vector<int>{2, 5, 0, 3, 1, 4}));
 }
 
+// 8 one-rank nodes, rank r on node r: leaves alternate in rank order.
+const std::vector<uint64_t> kAlternatingNodes{10, 11, 12, 13, 14, 15, 16, 17};
+const std::vector<int> kAlternatingLeaves{0, 1, 0, 1, 0, 1, 0, 1};
+
+Fabric twoLeavesOf(int uplink) {
+  Fabric f;
+  std::string why;
+  EXPECT_TRUE(weft::topo::parseFabric(twoLeaves(uplink), &f, &why)) << why;
+  return f;
+}
+
 std::vector<int> ringOf(const weft::CommTopo& t) {
   std::vector<int> out;
   for (int i = 0; i < t.ring->size(); ++i) out.push_back(t.ring->member(i));
@@ -141,12 +152,9 @@ std::vector<int> ringOf(const weft::CommTopo& t) {
 }
 
 TEST(FabricOrder, RingLeavesEachLeafOnceWhereRanksAlternate) {
-  Fabric f;
-  std::string why;
-  ASSERT_TRUE(weft::topo::parseFabric(twoLeaves(100), &f, &why)) << why;
-  // 8 one-rank nodes, rank r on node n<r>: leaves alternate in rank order.
-  std::vector<uint64_t> hashes{10, 11, 12, 13, 14, 15, 16, 17};
-  std::vector<int> leafOf{0, 1, 0, 1, 0, 1, 0, 1};
+  const Fabric f = twoLeavesOf(100);
+  const std::vector<uint64_t>& hashes = kAlternatingNodes;
+  const std::vector<int>& leafOf = kAlternatingLeaves;
   weft::CommTopo blind, aware;
   blind.build(3, hashes, nullptr);
   aware.build(3, hashes, nullptr, {}, &f, leafOf);
@@ -166,16 +174,10 @@ TEST(FabricOrder, RingLeavesEachLeafOnceWhereRanksAlternate) {
 }
 
 TEST(FabricOrder, TunerPaysForOversubscribedUplinks) {
-  Fabric f;
-  std::string why;
-  ASSERT_TRUE(weft::topo::parseFabric(twoLeaves(400), &f, &why)) << why;
-  std::vector<uint64_t> hashes{10, 11, 12, 13, 14, 15, 16, 17};
-  std::vector<int> leafOf{0, 1, 0, 1, 0, 1, 0, 1};
+  const Fabric wide = twoLeavesOf(400), narrow = twoLeavesOf(25);
   weft::CommTopo open, thin;
-  open.build(0, hashes, nullptr, {}, &f, leafOf);
-  Fabric narrow;
-  ASSERT_TRUE(weft::topo::parseFabric(twoLeaves(25), &narrow, &why)) << why;
-  thin.build(0, hashes, nullptr, {}, &narrow, leafOf);
+  open.build(0, kAlternatingNodes, nullptr, {}, &wide, kAlternatingLeaves);
+  thin.build(0, kAlternatingNodes, nullptr, {}, &narrow, kAlternatingLeaves);
   EXPECT_DOUBLE_EQ(thin.fabric.ringLoad, 4);  // one crossing on a quarter of a node link
   weft::Tuner a, b;
   weft::LinkModel link{30, 1.25};

@@ -186,6 +186,36 @@ bool makeCluster(const Options& o, Cluster* c, std::string* why) {
 
 double busFactor(bool allReduce, int n) { return allReduce ? 2.0 * (n - 1) / n : (n - 1.0) / n; }
 
+// One algorithm at one size, both modes: false with *why when it cannot be simulated.
+bool simulateOne(const Options& o, const Cluster& c, const Network& net,
+                 const std::vector<int>& ring, const SimCall& call, const AlgoChoice& choice,
+                 SimResult* res, std::string* why) {
+  if (o.mode == "phase") {
+    RankPlans plan;
+    return recordRank(c, call, choice, ring[0], &plan, why) &&
+           timePhase(c, net, plan, ring[0], ring, o.messageUs, res, why);
+  }
+  std::vector<RankPlans> plans(c.nranks);
+  for (int r = 0; r < c.nranks; ++r)
+    if (!recordRank(c, call, choice, r, &plans[r], why)) return false;
+  return timeExact(c, net, plans, o.messageUs, res, why);
+}
+
+// The JSON record weft-plot reads (a list of these).
+std::string record(const Options& o, const Cluster& c, size_t size, const AlgoChoice& choice,
+                   const SimResult& res, double algbw, double busbw, bool picked, double wall) {
+  char rec[512];
+  std::snprintf(rec, sizeof(rec),
+                "\n {\"tool\": \"weft-sim\", \"label\": \"sim:%s\", \"collective\": \"%s\", "
+                "\"nranks\": %d, \"mode\": \"%s\", \"size\": %zu, \"time_us\": %.3f, "
+                "\"algbw\": %.6f, \"busbw\": %.6f, \"tuner_us\": %.3f, \"pick\": %s, "
+                "\"sim_seconds\": %.3f}",
+                algoName(choice.algo), o.allReduce ? "allreduce" : "allgather", c.nranks,
+                o.mode.c_str(), size, res.timeUs, algbw, busbw, choice.predictedUs,
+                picked ? "true" : "false", wall);
+  return rec;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -208,7 +238,7 @@ int main(int argc, char** argv) {
               o.mode.c_str(), o.allReduce ? "allreduce" : "allgather");
   std::printf("%12s %10s %12s %10s %10s %12s %s\n", "size", "algo", "time(us)", "algbw", "busbw",
               "tuner(us)", "pick");
-  std::string records = "[";
+  std::string records;
   SimResult lastPick;
   for (size_t size = o.minBytes; size <= o.maxBytes; size *= o.factor) {
     SimCall call;
@@ -217,35 +247,19 @@ int main(int argc, char** argv) {
     call.bytesPerRank -= call.bytesPerRank % 4;
     AlgoChoice pick;
     SimResult sizePick;  // this size's busiest links: the pick's, else the first simulated
-    call.forced = AlgoId::kAuto;
     if (!chooseAlgo(c, call, &pick, &why))
       return std::fprintf(stderr, "weft-sim: %s\n", why.c_str()), 1;
     for (AlgoId algo : algos) {
       call.forced = algo;
       AlgoChoice choice;
-      if (!chooseAlgo(c, call, &choice, &why)) {
+      SimResult res;
+      auto t0 = std::chrono::steady_clock::now();
+      if (!chooseAlgo(c, call, &choice, &why) ||
+          !simulateOne(o, c, net, ring, call, choice, &res, &why)) {
         std::printf("%12zu %10s %12s   (%s)\n", size, algoName(algo), "-", why.c_str());
         continue;
       }
-      auto t0 = std::chrono::steady_clock::now();
-      SimResult res;
-      bool ok;
-      if (o.mode == "phase") {
-        RankPlans plan;
-        ok = recordRank(c, call, choice, ring[0], &plan, &why) &&
-             timePhase(c, net, plan, ring[0], ring, o.messageUs, &res, &why);
-      } else {
-        std::vector<RankPlans> plans(c.nranks);
-        ok = true;
-        for (int r = 0; r < c.nranks && ok; ++r)
-          ok = recordRank(c, call, choice, r, &plans[r], &why);
-        ok = ok && timeExact(c, net, plans, o.messageUs, &res, &why);
-      }
       double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (!ok) {
-        std::printf("%12zu %10s %12s   (%s)\n", size, algoName(choice.algo), "-", why.c_str());
-        continue;
-      }
       const double algbw = size / res.timeUs * 1e-3;  // GB/s
       const double busbw = algbw * busFactor(o.allReduce, c.nranks);
       const bool picked = choice.algo == pick.algo;
@@ -253,20 +267,11 @@ int main(int argc, char** argv) {
       std::printf("%12zu %10s %12.1f %10.3f %10.3f %12.1f %s  [%.2f s]\n", size,
                   algoName(choice.algo), res.timeUs, algbw, busbw, choice.predictedUs,
                   picked ? "*" : "", wall);
-      char rec[512];
-      std::snprintf(rec, sizeof(rec),
-                    "%s\n {\"tool\": \"weft-sim\", \"label\": \"sim:%s\", \"collective\": \"%s\", "
-                    "\"nranks\": %d, \"mode\": \"%s\", \"size\": %zu, \"time_us\": %.3f, "
-                    "\"algbw\": %.6f, \"busbw\": %.6f, \"tuner_us\": %.3f, \"pick\": %s, "
-                    "\"sim_seconds\": %.3f}",
-                    records.size() > 1 ? "," : "", algoName(choice.algo),
-                    o.allReduce ? "allreduce" : "allgather", c.nranks, o.mode.c_str(), size,
-                    res.timeUs, algbw, busbw, choice.predictedUs, picked ? "true" : "false", wall);
-      records += rec;
+      records += (records.empty() ? "" : ",") +
+                 record(o, c, size, choice, res, algbw, busbw, picked, wall);
     }
     lastPick = sizePick;
   }
-  records += "\n]\n";
   std::printf(
       "# busiest links at the largest size, of the tuner's pick where simulated (us busy):");
   for (const auto& b : lastPick.busiest)
@@ -275,7 +280,7 @@ int main(int argc, char** argv) {
   if (!o.json.empty()) {
     FILE* f = std::fopen(o.json.c_str(), "w");
     if (f == nullptr) return std::fprintf(stderr, "weft-sim: cannot write %s\n", o.json.c_str()), 1;
-    std::fputs(records.c_str(), f);
+    std::fprintf(f, "[%s\n]\n", records.c_str());
     std::fclose(f);
   }
   return 0;
