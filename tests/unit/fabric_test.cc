@@ -45,8 +45,10 @@ TEST(JsonReader, NamesLineAndColumnOfTheFault) {
   std::string why;
   EXPECT_FALSE(weft::topo::parseJson("{\n  \"a\" 1}", &v, &why));
   EXPECT_EQ(why, "line 2, column 7: expected ':' after an object key");
-  for (const char* bad : {"", "[1,]", "{\"a\":1,\"a\":2}", "\"open", "nan", "-inf", "[1] 2",
-                          "{\"a\":0x10}", std::string(100, '[').c_str()}) {
+  const std::vector<std::string> bads = {"",       "[1,]",         "{\"a\":1,\"a\":2}",
+                                         "\"open", "nan",          "-inf",
+                                         "[1] 2",  "{\"a\":0x10}", std::string(100, '[')};
+  for (const std::string& bad : bads) {
     why.clear();
     EXPECT_FALSE(weft::topo::parseJson(bad, &v, &why)) << bad;
     EXPECT_FALSE(why.empty()) << bad;
