@@ -71,7 +71,8 @@ struct CallCheck;  // base/call_header.h
 
 // Takes a plan instead of running it: the simulator (tools/weft_sim) asks
 // the algorithms for every rank's plans this way, so that what it times is
-// what weft would run. The plan is only valid during record().
+// what weft would run. The plan is only valid during record(), and, as the
+// engine does, a recorder asks channel() only of flows that have items.
 class FlowRecorder {
  public:
   virtual ~FlowRecorder() = default;

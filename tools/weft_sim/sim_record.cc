@@ -61,11 +61,12 @@ class PlanRecorder : public FlowRecorder {
     SimPhase phase(plan.numFlows());
     for (int f = 0; f < plan.numFlows(); ++f) {
       SimFlow& flow = phase[f];
-      const auto* ch = static_cast<const SimChannel*>(plan.channel(f));
       flow.send = plan.isSend(f);
+      const int64_t n = plan.numItems(f);
+      if (n == 0) continue;  // as the engine, ask a channel only of flows that move items
+      const auto* ch = static_cast<const SimChannel*>(plan.channel(f));
       flow.peer = ch->peer();
       flow.stream = ch->stream();
-      const int64_t n = plan.numItems(f);
       flow.items.resize(static_cast<size_t>(n));
       for (int64_t k = 0; k < n; ++k) {
         FlowItem it = plan.item(f, k);

@@ -27,7 +27,7 @@ struct SimItem {
 
 struct SimFlow {
   bool send = false;
-  int peer = 0, stream = 0;  // communicator ranks
+  int peer = -1, stream = 0;  // a communicator rank (-1: the flow moves no items)
   std::vector<SimItem> items;
 };
 

@@ -67,7 +67,7 @@ bool timePhase(const Cluster& c, const Network& net, const RankPlans& plan, int 
     std::vector<Flow> flows;
     std::vector<double> bytes;
     for (size_t f = 0; f < ph.size(); ++f) {
-      if (!ph[f].send) continue;
+      if (!ph[f].send || ph[f].items.empty()) continue;
       if (sendOf.count(ph[f].stream)) {
         *why = "phase mode models rings (one send flow per stream); use --mode exact";
         return false;
