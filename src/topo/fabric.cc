@@ -13,6 +13,7 @@
 
 #include "base/config.h"
 #include "base/error.h"
+#include "bootstrap/wire.h"
 #include "topo/json_reader.h"
 
 namespace weft {
@@ -138,11 +139,7 @@ bool readLeaf(const JsonValue& l, const std::string& where, bool namedPods, Fabr
   return true;
 }
 
-uint64_t textHash(const std::string& text) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
+uint64_t textHash(const std::string& text) { return fnv1a(text.data(), text.size()); }
 
 }  // namespace
 

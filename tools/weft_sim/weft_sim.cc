@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "base/config.h"
 #include "collectives/tuner.h"
 #include "sim_network.h"
 #include "sim_record.h"
@@ -47,15 +48,12 @@ struct Options {
   std::vector<std::pair<int, double>> slowNodes, stragglers;
 };
 
-bool parseSize(const char* s, size_t* out) {
-  char* end = nullptr;
-  double v = std::strtod(s, &end);
-  if (end == s || v < 0) return false;
-  if (*end == 'K' || *end == 'k') v *= 1 << 10, ++end;
-  if (*end == 'M' || *end == 'm') v *= 1 << 20, ++end;
-  if (*end == 'G' || *end == 'g') v *= 1 << 30, ++end;
+// A size as the knobs take it (base/config.h: 64K, 1M, 2G).
+bool parseBytes(const char* s, size_t* out) {
+  int64_t v = 0;
+  if (!parseSize(s, &v) || v < 0) return false;
   *out = static_cast<size_t>(v);
-  return *end == '\0';
+  return true;
 }
 
 bool parseArgs(int argc, char** argv, Options* o) {
@@ -70,9 +68,9 @@ bool parseArgs(int argc, char** argv, Options* o) {
     else if (a == "--op")
       o->allReduce = std::strcmp(v, "allgather") != 0;
     else if (a == "-b") {
-      if (!parseSize(v, &o->minBytes)) return false;
+      if (!parseBytes(v, &o->minBytes)) return false;
     } else if (a == "-e") {
-      if (!parseSize(v, &o->maxBytes)) return false;
+      if (!parseBytes(v, &o->maxBytes)) return false;
     } else if (a == "-f")
       o->factor = std::atoi(v);
     else if (a == "--algo")
