@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <thread>
 #include <unordered_set>
 
 #include "base/config.h"
@@ -54,6 +55,21 @@ weftResult_t checkComm(const weftComm* comm, const char* fn) {
   return call.status();
 }
 
+namespace {
+// callerMu for a call entering, under registryMu. Held with callerFn null
+// means its owner is between clearing callerFn and unlocking (~CommCall): a
+// few instructions, so a bounded retry lets that caller in, or refuses it
+// with the name of the call inside, never with an empty one.
+bool takeCaller(weftComm* comm) {
+  for (int tries = 0; tries < 1000; ++tries) {
+    if (comm->callerMu.try_lock()) return true;
+    if (comm->callerFn.load() != nullptr) return false;
+    std::this_thread::yield();
+  }
+  return false;
+}
+}  // namespace
+
 CommCall::CommCall(weftComm* comm, const char* fn, bool exclusive)
     : comm_(nullptr), exclusive_(exclusive) {
   std::lock_guard<std::mutex> lock(registryMu);
@@ -69,7 +85,7 @@ CommCall::CommCall(weftComm* comm, const char* fn, bool exclusive)
     status_ = setError(weftInvalidUsage,
                        "%s: comm was created by process %d and cannot be used from forked child %d",
                        fn, comm->ownerPid, currentPid());
-  } else if (exclusive && !comm->callerMu.try_lock()) {
+  } else if (exclusive && !takeCaller(comm)) {
     const char* other = comm->callerFn.load();
     status_ = setError(weftInvalidUsage,
                        "%s: another thread is inside %s on this communicator; calls on one "
@@ -87,13 +103,11 @@ CommCall::CommCall(weftComm* comm, const char* fn, bool exclusive)
 CommCall::~CommCall() {
   if (comm_ == nullptr) return;
   if (exclusive_) {
-    // Under registryMu, as the constructor sets callerFn: a thread refused
-    // because callerMu is held then always finds callerFn naming the call
-    // inside (cleared outside it, a call arriving between the clear and the
-    // unlock would be refused without the name, which callers that retry on
-    // "inside weftAllReduce" cannot tell from another error). Only this
-    // thread touches callerDepth.
-    std::lock_guard<std::mutex> lock(registryMu);
+    // Cleared before the unlock, without registryMu (a lock pair saved on
+    // every call): destroy, which reads callerFn under registryMu, may then
+    // retire the communicator while this call is still leaving, and waits
+    // for activeCalls below. A caller refused in between retries (takeCaller).
+    // Only this thread touches callerDepth.
     if (--comm_->callerDepth == 0) comm_->callerFn.store(nullptr);
     comm_->callerMu.unlock();
   }

@@ -136,8 +136,9 @@ struct weftComm {
   // on; recursive because a group end takes each communicator again.
   // callerDepth is touched only by the thread holding callerMu. callerFn is
   // set under registryMu as well, so that destroy's check of it and a call
-  // entering exclude each other; the owner clears it and releases callerMu in
-  // one registryMu section, so a refused caller always finds it set.
+  // entering exclude each other; the owner clears it just before releasing
+  // callerMu, and a caller that finds callerMu held with callerFn clear
+  // retries (comm.cc: takeCaller), so a refusal always names the call inside.
   std::recursive_mutex callerMu;
   std::atomic<const char*> callerFn{nullptr};  // nullptr: no call owns it
   int callerDepth = 0;

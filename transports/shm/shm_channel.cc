@@ -25,11 +25,19 @@ ShmChannel::ShmChannel(char* fifo, size_t capacity, bool isSender, Doorbell* wak
       peer_(std::move(peer)) {
   mine_ = isSender ? hdr_->tail.load(std::memory_order_relaxed)
                    : hdr_->head.load(std::memory_order_relaxed);
+  seenHead_ = isSender ? hdr_->head.load(std::memory_order_acquire) : 0;
+  seenTail_ = isSender ? 0 : hdr_->tail.load(std::memory_order_acquire);
 }
 
 weftResult_t ShmChannel::trySend(const void* data, size_t bytes, size_t* moved) {
-  uint64_t head = hdr_->head.load(std::memory_order_acquire);
-  size_t space = capacity_ - static_cast<size_t>(mine_ - head);
+  // The head last seen understates the space, never overstates it; reading the
+  // receiver's line only when it falls short keeps that line in the receiver's
+  // cache, so neither side pays a miss for it on each small message.
+  size_t space = capacity_ - static_cast<size_t>(mine_ - seenHead_);
+  if (space < bytes) {
+    seenHead_ = hdr_->head.load(std::memory_order_acquire);
+    space = capacity_ - static_cast<size_t>(mine_ - seenHead_);
+  }
   size_t n = bytes < space ? bytes : space;
   *moved = n;
   if (n == 0) return weftSuccess;
@@ -45,8 +53,12 @@ weftResult_t ShmChannel::trySend(const void* data, size_t bytes, size_t* moved) 
 
 weftResult_t ShmChannel::tryPeek(void* data, size_t bytes, size_t* got) {
   // Same acquire as tryRecv: the bytes below tail are the sender's, complete.
-  uint64_t tail = hdr_->tail.load(std::memory_order_acquire);
-  size_t avail = static_cast<size_t>(tail - mine_);
+  // A tail seen before that already covers the request saves the load.
+  size_t avail = static_cast<size_t>(seenTail_ - mine_);
+  if (avail < bytes) {
+    seenTail_ = hdr_->tail.load(std::memory_order_acquire);
+    avail = static_cast<size_t>(seenTail_ - mine_);
+  }
   size_t n = bytes < avail ? bytes : avail;
   *got = n;
   if (n == 0) return weftSuccess;  // a dead peer: peerGone(), as waiters ask it

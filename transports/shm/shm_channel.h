@@ -48,6 +48,10 @@ class ShmChannel : public Channel {
   char* data_;
   size_t capacity_;
   uint64_t mine_ = 0;  // our own counter's value (tail for the sender, head for the receiver)
+  // The other side's counter as last loaded: it only grows, so a stale value
+  // is safe (less space, fewer bytes), and is refreshed when it falls short.
+  uint64_t seenHead_ = 0;  // sender
+  uint64_t seenTail_ = 0;  // receiver
   Doorbell* wake_;
   int deathFd_;
   std::string peer_;
