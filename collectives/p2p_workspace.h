@@ -31,6 +31,7 @@ struct P2PWorkspace {
   std::vector<size_t> firstHeader;  // [flow]: where its ops' headers start in headers
   std::vector<char> packed;         // per send: header then its data's head, back to back
   std::vector<size_t> packedAt;     // [header index]: offset in packed, or kNotPacked
+  char padSink[kP2PHeaderPad];      // where receives put the padding before large data
 };
 
 }  // namespace weft

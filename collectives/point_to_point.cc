@@ -19,11 +19,12 @@ constexpr size_t kNotPacked = ~size_t{0};
 constexpr size_t kPackBytes = 32 << 10;  // data bytes packed with a header
 size_t packedData(const P2POp& op) { return op.bytes < kPackBytes ? op.bytes : kPackBytes; }
 
-// With size headers, op k of a flow is items 2k (its header) and 2k+1 (its
-// data); without, op k is item k. A send's item 2k is a copy of its header
-// and the first (up to 32 KiB) of its data, item 2k+1 the rest: over TCP a
-// header item of its own costs a segment and a receiver wake-up of its own.
-// Everything lives in the workspace.
+// With size headers, a send's op k is items 2k and 2k+1: item 2k is a copy of
+// its header, the padding (p2p_header.h) and the first (up to 32 KiB) of its
+// data, item 2k+1 the rest (over TCP a header item of its own costs a segment
+// and a receiver wake-up of its own). A receive's op k is items 3k (the
+// header), 3k+1 (the padding, if any, into a sink) and 3k+2 (the data).
+// Without headers, op k is item k. Everything lives in the workspace.
 class P2PPlan : public FlowPlan {
  public:
   P2PPlan(CollContext& ctx, P2PWorkspace& ws, bool sized) : ctx_(ctx), ws_(ws), sized_(sized) {
@@ -40,7 +41,8 @@ class P2PPlan : public FlowPlan {
         ws_.packedAt.push_back(kNotPacked);
         if (!fl.send) continue;
         ws_.packedAt.back() = ws_.packed.size();
-        ws_.packed.resize(ws_.packed.size() + sizeof(P2PHeader) + packedData(*op));
+        // resize zero-fills: the padding goes out as zeros
+        ws_.packed.resize(ws_.packed.size() + p2pDataOffset(op->bytes) + packedData(*op));
       }
     }
     for (size_t h = 0; h < ws_.headers.size(); ++h) {  // after the last resize: stable addresses
@@ -52,7 +54,7 @@ class P2PPlan : public FlowPlan {
         const P2POp* op = ws_.flowOps[ws_.flows[f].first + k];
         size_t at = ws_.packedAt[ws_.firstHeader[f] + k];
         if (at != kNotPacked && op->bytes > 0)
-          std::memcpy(&ws_.packed[at + sizeof(P2PHeader)], op->buf, packedData(*op));
+          std::memcpy(&ws_.packed[at + p2pDataOffset(op->bytes)], op->buf, packedData(*op));
       }
   }
   int numFlows() const override { return static_cast<int>(ws_.flows.size()); }
@@ -63,33 +65,38 @@ class P2PPlan : public FlowPlan {
                    : ctx_.channels->recvChannel(fl.peer, 0);
   }
   int64_t numItems(int f) const override {
-    return static_cast<int64_t>(ws_.flows[f].count) * (sized_ ? 2 : 1);
+    return static_cast<int64_t>(ws_.flows[f].count) * itemsPerOp(f);
   }
   FlowItem item(int f, int64_t k) const override {
     FlowItem it;
-    const size_t packed = sized_ ? ws_.packedAt[ws_.firstHeader[f] + k / 2] : kNotPacked;
-    if (packed != kNotPacked) {  // header + data head in item 2k, the rest in 2k+1
-      const P2POp& op = *opOf(f, k / 2);
+    const int64_t per = itemsPerOp(f);
+    const P2POp& op = *opOf(f, k / per);
+    const int64_t part = k % per;
+    if (!sized_) {
+      it.data = op.buf;
+      it.bytes = op.bytes;
+    } else if (ws_.flows[f].send) {  // header, padding and data head; then the rest
       const size_t head = packedData(op);
-      it.data = k % 2 == 0 ? const_cast<char*>(&ws_.packed[packed]) : op.buf + head;
-      it.bytes = k % 2 == 0 ? sizeof(P2PHeader) + head : op.bytes - head;
-      return it;
-    }
-    if (sized_ && k % 2 == 0) {
-      it.data = const_cast<char*>(reinterpret_cast<const char*>(&header(f, k / 2)));
+      it.data = part == 0 ? const_cast<char*>(&ws_.packed[ws_.packedAt[headerIndex(f, k / per)]])
+                          : op.buf + head;
+      it.bytes = part == 0 ? p2pDataOffset(op.bytes) + head : op.bytes - head;
+    } else if (part == 0) {
+      it.data = const_cast<char*>(reinterpret_cast<const char*>(&header(f, k / per)));
       it.bytes = sizeof(P2PHeader);
-      return it;
+    } else if (part == 1) {
+      it.data = ws_.padSink;
+      it.bytes = p2pDataOffset(op.bytes) - sizeof(P2PHeader);
+    } else {
+      it.data = op.buf;
+      it.bytes = op.bytes;
     }
-    const P2POp* op = opOf(f, sized_ ? k / 2 : k);
-    it.data = op->buf;
-    it.bytes = op->bytes;
     return it;
   }
   // A receive's header landed: check it before any of its data is read.
   void onReceived(int f, int64_t k) override {
-    if (!sized_ || k % 2 != 0 || failure_ != weftSuccess) return;
-    const P2POp* op = opOf(f, k / 2);
-    failure_ = compareP2PHeader(header(f, k / 2), op->peer, ctx_.rank, op->count, op->datatype);
+    if (!sized_ || k % 3 != 0 || failure_ != weftSuccess) return;
+    const P2POp* op = opOf(f, k / 3);
+    failure_ = compareP2PHeader(header(f, k / 3), op->peer, ctx_.rank, op->count, op->datatype);
   }
   weftResult_t failure() const override { return failure_; }
 
@@ -100,9 +107,11 @@ class P2PPlan : public FlowPlan {
   const P2POp* opOf(int f, int64_t k) const {
     return ws_.flowOps[ws_.flows[f].first + static_cast<size_t>(k)];
   }
-  const P2PHeader& header(int f, int64_t op) const {
-    return ws_.headers[ws_.firstHeader[f] + static_cast<size_t>(op)];
+  int64_t itemsPerOp(int f) const { return !sized_ ? 1 : ws_.flows[f].send ? 2 : 3; }
+  size_t headerIndex(int f, int64_t op) const {
+    return ws_.firstHeader[f] + static_cast<size_t>(op);
   }
+  const P2PHeader& header(int f, int64_t op) const { return ws_.headers[headerIndex(f, op)]; }
   weftResult_t failure_ = weftSuccess;
 };
 

@@ -29,6 +29,42 @@ ShmChannel::ShmChannel(char* fifo, size_t capacity, bool isSender, Doorbell* wak
   seenTail_ = isSender ? 0 : hdr_->tail.load(std::memory_order_acquire);
 }
 
+namespace {
+constexpr uint64_t kShmInlineBusy = ~uint64_t{0};  // length bits 63: never a valid copy
+constexpr int kInlineWords = static_cast<int>(kShmInlineBytes / 8);
+}  // namespace
+
+// The seqlock's writer. Busy first, then (after a release fence) the words,
+// then the tag with release: a reader whose copy read any new word also sees
+// busy or the new tag when it re-reads the tag, so it never keeps a torn copy.
+// Words are relaxed atomics, so the reader's racing loads are not data races.
+void ShmChannel::copyInline(const void* data, size_t n) {
+  uint64_t words[kInlineWords] = {};
+  std::memcpy(words, data, n);
+  hdr_->inlineTag.store(kShmInlineBusy, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  for (int w = 0; w < static_cast<int>((n + 7) / 8); ++w)
+    hdr_->inlineWords[w].store(words[w], std::memory_order_relaxed);
+  hdr_->inlineTag.store((mine_ << 6) | n, std::memory_order_release);
+}
+
+// The seqlock's reader: the tag with acquire (the words it covers are
+// complete), the words, an acquire fence, the tag again. Same tag both times:
+// the copy is the sender's bytes [start, start + length). false: take the
+// bytes from the ring instead.
+bool ShmChannel::readInline(void* data, size_t n) {
+  const uint64_t tag = hdr_->inlineTag.load(std::memory_order_acquire);
+  const uint64_t start = tag >> 6, len = tag & 63;
+  if (tag == kShmInlineBusy || start > mine_ || mine_ + n > start + len) return false;
+  uint64_t words[kInlineWords];
+  const int nwords = static_cast<int>((len + 7) / 8);
+  for (int w = 0; w < nwords; ++w) words[w] = hdr_->inlineWords[w].load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (hdr_->inlineTag.load(std::memory_order_relaxed) != tag) return false;
+  std::memcpy(data, reinterpret_cast<const char*>(words) + (mine_ - start), n);
+  return true;
+}
+
 weftResult_t ShmChannel::trySend(const void* data, size_t bytes, size_t* moved) {
   // The head last seen understates the space, never overstates it; reading the
   // receiver's line only when it falls short keeps that line in the receiver's
@@ -45,6 +81,7 @@ weftResult_t ShmChannel::trySend(const void* data, size_t bytes, size_t* moved) 
   size_t first = n < capacity_ - at ? n : capacity_ - at;
   std::memcpy(data_ + at, data, first);
   if (n > first) std::memcpy(data_, static_cast<const char*>(data) + first, n - first);
+  if (n <= kShmInlineBytes) copyInline(data, n);
   mine_ += n;
   hdr_->tail.store(mine_, std::memory_order_release);
   wake_->ring();
@@ -62,6 +99,7 @@ weftResult_t ShmChannel::tryPeek(void* data, size_t bytes, size_t* got) {
   size_t n = bytes < avail ? bytes : avail;
   *got = n;
   if (n == 0) return weftSuccess;  // a dead peer: peerGone(), as waiters ask it
+  if (n <= kShmInlineBytes && readInline(data, n)) return weftSuccess;
   size_t at = static_cast<size_t>(mine_ % capacity_);
   size_t first = n < capacity_ - at ? n : capacity_ - at;
   std::memcpy(data, data_ + at, first);

@@ -8,6 +8,14 @@
 // receiver loads tail with acquire, then reads data. The receiver reads, then
 // stores head with release; the sender loads head with acquire before reusing
 // that space. After publishing, each side rings the other's doorbell.
+//
+// Small sends (up to kShmInlineBytes) are also copied beside tail, in its
+// cache line, so that the receiver of a small message pays one cache-line
+// hand-off (tail and bytes together) instead of two (tail, then the ring's
+// line). The ring stays the truth: the receiver takes bytes from the inline
+// copy only when its tag says they are the ones it wants, and checks after
+// copying that the sender did not start a newer copy meanwhile (a seqlock:
+// shm_channel.cc, copyInline and readInline, give the orders).
 #pragma once
 
 #include <atomic>
@@ -19,8 +27,14 @@
 
 namespace weft {
 
+constexpr size_t kShmInlineBytes = 48;
+
 struct ShmFifoHeader {
   alignas(64) std::atomic<uint64_t> tail{0};
+  // (first byte's stream offset << 6) | length of the inline copy; kShmInlineBusy
+  // while the sender rewrites it. 0 (length 0) serves nothing.
+  std::atomic<uint64_t> inlineTag{0};
+  std::atomic<uint64_t> inlineWords[kShmInlineBytes / 8];
   alignas(64) std::atomic<uint64_t> head{0};
 };
 static_assert(sizeof(ShmFifoHeader) == 128, "one cache line per counter");
@@ -52,6 +66,8 @@ class ShmChannel : public Channel {
   // is safe (less space, fewer bytes), and is refreshed when it falls short.
   uint64_t seenHead_ = 0;  // sender
   uint64_t seenTail_ = 0;  // receiver
+  void copyInline(const void* data, size_t n);
+  bool readInline(void* data, size_t n);
   Doorbell* wake_;
   int deathFd_;
   std::string peer_;
