@@ -81,7 +81,7 @@ TEST(ShmChannel, SmallSendsReadInAnyPiecesComeOutInOrder) {
 // the inline copy) and random receive sizes, the two sides on two threads.
 TEST(ShmChannel, ConcurrentSmallAndLargeSendsArriveIntact) {
   const size_t capacity = 512;
-  const uint64_t total = 4 << 20;
+  const uint64_t total = 16 << 20;
   Pipe pipe(capacity);
   std::thread sender([&] {
     std::mt19937 rng(7);

@@ -34,32 +34,34 @@ constexpr uint64_t kShmInlineBusy = ~uint64_t{0};  // length bits 63: never a va
 constexpr int kInlineWords = static_cast<int>(kShmInlineBytes / 8);
 }  // namespace
 
-// The seqlock's writer. Busy first, then (after a release fence) the words,
-// then the tag with release: a reader whose copy read any new word also sees
-// busy or the new tag when it re-reads the tag, so it never keeps a torn copy.
-// Words are relaxed atomics, so the reader's racing loads are not data races.
+// The seqlock's writer: busy, then the words, then the tag with release (the
+// words it covers are complete for a reader that loads it with acquire). The
+// words are stored with release, not relaxed: a reader whose acquire load of
+// a word reads a newer copy's value then also sees (at least) this busy when
+// it loads the tag again, so it never keeps a torn copy. On x86 these are
+// plain stores; and unlike a release fence after busy, ThreadSanitizer
+// models them. The words are atomics, so the reader's racing loads are not
+// data races.
 void ShmChannel::copyInline(const void* data, size_t n) {
   uint64_t words[kInlineWords] = {};
   std::memcpy(words, data, n);
   hdr_->inlineTag.store(kShmInlineBusy, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
   for (int w = 0; w < static_cast<int>((n + 7) / 8); ++w)
-    hdr_->inlineWords[w].store(words[w], std::memory_order_relaxed);
+    hdr_->inlineWords[w].store(words[w], std::memory_order_release);
   hdr_->inlineTag.store((mine_ << 6) | n, std::memory_order_release);
 }
 
-// The seqlock's reader: the tag with acquire (the words it covers are
-// complete), the words, an acquire fence, the tag again. Same tag both times:
-// the copy is the sender's bytes [start, start + length). false: take the
-// bytes from the ring instead.
+// The seqlock's reader: the tag with acquire, the words with acquire (which
+// keeps the second load of the tag after them), the tag again. Same tag both
+// times: the copy is the sender's bytes [start, start + length). false: take
+// the bytes from the ring instead.
 bool ShmChannel::readInline(void* data, size_t n) {
   const uint64_t tag = hdr_->inlineTag.load(std::memory_order_acquire);
   const uint64_t start = tag >> 6, len = tag & 63;
   if (tag == kShmInlineBusy || start > mine_ || mine_ + n > start + len) return false;
   uint64_t words[kInlineWords];
   const int nwords = static_cast<int>((len + 7) / 8);
-  for (int w = 0; w < nwords; ++w) words[w] = hdr_->inlineWords[w].load(std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_acquire);
+  for (int w = 0; w < nwords; ++w) words[w] = hdr_->inlineWords[w].load(std::memory_order_acquire);
   if (hdr_->inlineTag.load(std::memory_order_relaxed) != tag) return false;
   std::memcpy(data, reinterpret_cast<const char*>(words) + (mine_ - start), n);
   return true;
