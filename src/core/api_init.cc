@@ -19,6 +19,7 @@
 #include "core/config_agree.h"
 #include "core/launch_env.h"
 #include "core/tune_init.h"
+#include "transports/transport_setup.h"
 
 using namespace weft;
 
@@ -66,64 +67,48 @@ void settleSpin(weftComm* c) {
             static_cast<long long>(c->config.spinUs));
 }
 
-weftResult_t setUpTcp(weftComm* c) {
-  c->tcp = std::make_unique<TcpTransport>();
-  if (c->nranks == 1) return weftSuccess;
-  TcpOptions tcp;
-  tcp.nstreams = c->config.nstreams;
-  tcp.spliceMin = c->config.spliceMin;
-  tcp.perDirection = c->config.bulkMin > 0;
-  tcp.lanes = c->config.socketLanes;
-  tcp.congestion = c->config.socketCongestion;
-  tcp.bulkMin = c->config.bulkMin;
-  return c->tcp->connectAll(*c->bootstrap, tcp);
+// The transports' options (transports/transport_setup.h), from the knobs.
+TransportOptions transportOptions(const CommConfig& config) {
+  TransportOptions o;
+  o.tcp.nstreams = config.nstreams;
+  o.tcp.spliceMin = config.spliceMin;
+  o.tcp.perDirection = config.bulkMin > 0;
+  o.tcp.lanes = config.socketLanes;
+  o.tcp.congestion = config.socketCongestion;
+  o.tcp.bulkMin = config.bulkMin;
+  o.shmEnabled = config.shmEnabled;
+  o.shmFifoBytes = config.shmFifoBytes;
+  o.shmFifoSet = config.shmFifoSet;
+  o.ibEnabled = config.ibEnabled;
+  o.ib.nstreams = config.nstreams;
+  o.ib.qpsPerStream = config.ibQps;
+  o.ib.ringBytes = config.ibBufferBytes;
+  o.ib.zcopyMin = config.ibZcopyMin;
+  o.ib.regCacheBytes = config.ibRegCacheBytes;
+  o.ib.regPersist = config.ibRegPersist;
+  o.ib.rdmacm = config.ibRdmacm;
+  o.ib.timeoutSec = config.timeoutSec;
+  return o;
 }
 
-weftResult_t setUpShm(weftComm* c) {
-  if (c->nranks == 1 || !c->config.shmEnabled) return weftSuccess;
-  c->shm = std::make_unique<ShmTransport>();
-  size_t fifo = c->config.shmFifoBytes;
-  if (!c->config.shmFifoSet) {
-    int nlocal = 0;
-    for (const RankPlace& p : c->places) nlocal += p.node == c->places[c->rank].node;
-    fifo = shmFifoForNode(fifo, nlocal, c->config.nstreams);
+// Every transport of the registry, set up from the bootstrap; the channel
+// tables take, per peer, the first that reaches it (TCP, last, reaches all).
+weftResult_t setUpCommTransports(weftComm* c) {
+  WEFT_CHECK(setUpTransports(*c->bootstrap, c->places, transportOptions(c->config),
+                             &c->ownedTransports, &c->transports));
+  for (const std::unique_ptr<Transport>& t : c->ownedTransports) {
+    if (auto* tcp = dynamic_cast<TcpTransport*>(t.get())) c->tcp = tcp;
+    if (auto* shm = dynamic_cast<ShmTransport*>(t.get())) c->shm = shm;
+    if (auto* ib = dynamic_cast<IbTransport*>(t.get())) c->ib = ib;
   }
-  bool usable = false;
-  WEFT_CHECK(c->shm->setup(*c->bootstrap, *c->tcp, c->places, c->config.nstreams, fifo, &usable));
-  if (!usable) c->shm.reset();
-  return weftSuccess;
-}
-
-weftResult_t setUpIb(weftComm* c) {
 #ifdef WEFT_HAVE_VERBS
-  const int nranks = c->nranks;
-  if (nranks == 1 || !c->config.ibEnabled) return weftSuccess;
-  std::vector<bool> wanted(nranks, false);
-  bool any = false;
-  for (int p = 0; p < nranks; ++p) {
-    wanted[p] = p != c->rank && !(c->shm && c->shm->reaches(p));
-    any = any || wanted[p];
-  }
-  // Every rank takes part (the verdict is agreed collectively), even one
-  // whose peers are all on its node.
-  c->ib = std::make_unique<IbTransport>();
-  bool usable = false;
-  IbOptions opt;
-  opt.nstreams = c->config.nstreams;
-  opt.qpsPerStream = c->config.ibQps;
-  opt.ringBytes = c->config.ibBufferBytes;
-  opt.zcopyMin = c->config.ibZcopyMin;
-  opt.regCacheBytes = c->config.ibRegCacheBytes;
-  opt.regPersist = c->config.ibRegPersist;
-  opt.rdmacm = c->config.ibRdmacm;
-  opt.timeoutSec = c->config.timeoutSec;
-  WEFT_CHECK(c->ib->setup(*c->bootstrap, *c->tcp, c->places, wanted, opt, &usable));
-  if (!usable || !any) c->ib.reset();
   if (c->ib && configString("WEFT_BIND_PROGRESS") != "0")
     c->progress.setCpus(c->ib->device().nearCpus());
-#else
-  (void)c;
 #endif
+  Doorbell* bell = c->shm ? c->shm->doorbell() : nullptr;
+  const int nranks = c->nranks, nstreams = c->tcp->nstreams();
+  c->channels = std::make_unique<PeerChannels>(c->transports, nranks, nstreams, bell);
+  c->headerChannels = std::make_unique<PeerChannels>(c->transports, nranks, nstreams, bell, true);
   return weftSuccess;
 }
 
@@ -182,20 +167,9 @@ weftResult_t initSteps(weftComm* c, int nranks, const UniqueIdBody& id, int rank
   WEFT_CHECK(checkJobWideConfig(*c->bootstrap));  // first: later steps depend on them
   WEFT_CHECK(gatherRankPlaces(*c->bootstrap, &c->places, &c->fabric));
   settleSpin(c);
-  WEFT_CHECK(setUpTcp(c));
-  WEFT_CHECK(setUpShm(c));
-  WEFT_CHECK(setUpIb(c));
-  // The transports in preference order: the channel table takes, per peer,
-  // the first that reaches it; TCP, last, reaches every peer.
-  if (c->shm) c->transports.push_back(c->shm.get());
-  if (c->ib) c->transports.push_back(c->ib.get());
-  c->transports.push_back(c->tcp.get());
-  Doorbell* bell = c->shm ? c->shm->doorbell() : nullptr;
-  const int nstreams = c->tcp->nstreams();
-  c->channels = std::make_unique<PeerChannels>(c->transports, nranks, nstreams, bell);
-  c->headerChannels = std::make_unique<PeerChannels>(c->transports, nranks, nstreams, bell, true);
+  WEFT_CHECK(setUpCommTransports(c));
   if (c->shm && c->shm->localRanks() == nranks)
-    c->board = std::make_unique<LocalBoard>(c->shm.get(), rank, nranks);
+    c->board = std::make_unique<LocalBoard>(c->shm, rank, nranks);
   WEFT_CHECK(allocStaging(c));
   fillContext(c);
   WEFT_CHECK(setUpLocalCopy(c));

@@ -341,8 +341,10 @@ weftComm::~weftComm() {
   copy.reset();
   board.reset();
   channels.reset();
-  shm.reset();
-  tcp.reset();
+  shm = nullptr;
+  ib = nullptr;
+  tcp = nullptr;
+  while (!ownedTransports.empty()) ownedTransports.pop_back();
   bootstrap.reset();
   if (staging != nullptr) munmap(staging, stagingBytes);
 }

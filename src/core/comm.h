@@ -94,10 +94,14 @@ struct weftComm {
   std::unique_ptr<weft::Bootstrap> bootstrap;
   std::vector<weft::RankPlace> places;  // every rank's node, pid, GPU ring key
   weft::topo::Fabric fabric;            // WEFT_FABRIC's description, same on every rank
-  std::unique_ptr<weft::TcpTransport> tcp;
-  std::unique_ptr<weft::IbTransport> ib;     // null without verbs (built or found)
-  std::unique_ptr<weft::ShmTransport> shm;   // null when no peer shares our node or disabled
-  std::vector<weft::Transport*> transports;  // set up, in preference order (transport.h)
+  // The transports set up (transports/transport_setup.h), in set-up order
+  // (destroyed last first), and in the channel table's order.
+  std::vector<std::unique_ptr<weft::Transport>> ownedTransports;
+  std::vector<weft::Transport*> transports;
+  // Those the communicator also calls directly (null when not set up).
+  weft::TcpTransport* tcp = nullptr;
+  weft::IbTransport* ib = nullptr;    // null without verbs (built or found)
+  weft::ShmTransport* shm = nullptr;  // null when no peer shares our node or disabled
   std::unique_ptr<weft::PeerChannels> channels;
   std::unique_ptr<weft::PeerChannels> headerChannels;  // call headers: TCP's small-call channels
   std::unique_ptr<weft::LocalBoard> board;             // set when every rank shares our node

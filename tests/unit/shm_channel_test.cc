@@ -28,10 +28,10 @@ struct Pipe {
     EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
     char* fifo = reinterpret_cast<char*>(memory.data());
     fifo += (64 - reinterpret_cast<uintptr_t>(fifo) % 64) % 64;
-    sender = std::make_unique<weft::ShmChannel>(fifo, capacity, true, &receiverBell, fds[0],
-                                                "receiver");
-    receiver = std::make_unique<weft::ShmChannel>(fifo, capacity, false, &senderBell, fds[1],
-                                                  "sender");
+    sender =
+        std::make_unique<weft::ShmChannel>(fifo, capacity, true, &receiverBell, fds[0], "receiver");
+    receiver =
+        std::make_unique<weft::ShmChannel>(fifo, capacity, false, &senderBell, fds[1], "sender");
   }
   ~Pipe() {
     close(fds[0]);
@@ -87,8 +87,8 @@ TEST(ShmChannel, ConcurrentSmallAndLargeSendsArriveIntact) {
     std::mt19937 rng(7);
     std::vector<uint8_t> buf(300);
     for (uint64_t at = 0; at < total;) {
-      const size_t n = std::min<uint64_t>(rng() % 4 == 0 ? 1 + rng() % 300 : 1 + rng() % 48,
-                                          total - at);
+      const size_t n =
+          std::min<uint64_t>(rng() % 4 == 0 ? 1 + rng() % 300 : 1 + rng() % 48, total - at);
       for (size_t i = 0; i < n; ++i) buf[i] = patternAt(at + i);
       sendAll(*pipe.sender, buf.data(), n);
       at += n;

@@ -181,4 +181,21 @@ weftResult_t IbTransport::setup(Bootstrap& bs, TcpTransport& tcp,
   return weftSuccess;
 }
 
+weftResult_t setUpIbTransport(TransportSetup& setup, std::unique_ptr<Transport>* made) {
+  const int nranks = setup.bootstrap.nranks(), rank = setup.bootstrap.rank();
+  if (nranks == 1 || !setup.options.ibEnabled) return weftSuccess;
+  std::vector<bool> wanted(nranks, false);
+  bool any = false;
+  for (int p = 0; p < nranks; ++p) {
+    wanted[p] = p != rank && !setup.taken[p];
+    any = any || wanted[p];
+  }
+  auto ib = std::make_unique<IbTransport>();
+  bool usable = false;
+  WEFT_CHECK(
+      ib->setup(setup.bootstrap, *setup.tcp, setup.places, wanted, setup.options.ib, &usable));
+  if (usable && any) *made = std::move(ib);
+  return weftSuccess;
+}
+
 }  // namespace weft

@@ -19,23 +19,14 @@
 #include "transports/ib/ib_connection.h"
 #include "transports/ib/ib_device.h"
 #include "transports/ib/ib_memory.h"
+#include "transports/ib/ib_options.h"
 #include "transports/ib/ib_striped_channel.h"
 #include "transports/ib/reg_cache.h"
 #include "transports/tcp/tcp_transport.h"
 #include "transports/transport.h"
+#include "transports/transport_setup.h"
 
 namespace weft {
-
-struct IbOptions {
-  int nstreams = 1;                   // WEFT_SOCKET_NSTREAMS
-  int qpsPerStream = 1;               // WEFT_IB_QPS_PER_CONNECTION
-  size_t ringBytes = 4 << 20;         // WEFT_IB_BUFFER
-  size_t zcopyMin = 0;                // WEFT_IB_ZCOPY_THRESHOLD (0: off)
-  size_t regCacheBytes = 1ull << 30;  // WEFT_IB_REG_CACHE
-  bool regPersist = false;            // WEFT_IB_REG_PERSIST
-  bool rdmacm = false;                // WEFT_IB_RDMACM
-  double timeoutSec = configDefaultNumber("WEFT_TIMEOUT");
-};
 
 class IbTransport : public Transport {
  public:
@@ -84,5 +75,11 @@ class IbTransport : public Transport {
   weftResult_t connectQps(Bootstrap& bs, const IbOptions& opt,
                           const std::vector<IbEndpoint>& table);
 };
+
+// The registry's set-up (transport_setup.h): connects to the peers no
+// preferred transport took; not made with one rank, with WEFT_IB_DISABLE, when
+// some rank has no usable device, or when it would reach no peer. Every rank
+// takes part in the verdict, even one whose peers are all taken.
+weftResult_t setUpIbTransport(TransportSetup& setup, std::unique_ptr<Transport>* made);
 
 }  // namespace weft

@@ -122,4 +122,21 @@ weftResult_t ShmTransport::setup(Bootstrap& bs, TcpTransport& tcp,
   return weftSuccess;
 }
 
+weftResult_t setUpShmTransport(TransportSetup& setup, std::unique_ptr<Transport>* made) {
+  const TransportOptions& o = setup.options;
+  const int rank = setup.bootstrap.rank();
+  if (setup.bootstrap.nranks() == 1 || !o.shmEnabled) return weftSuccess;
+  size_t fifo = o.shmFifoBytes;
+  if (!o.shmFifoSet) {
+    int nlocal = 0;
+    for (const RankPlace& p : setup.places) nlocal += p.node == setup.places[rank].node;
+    fifo = shmFifoForNode(fifo, nlocal, o.tcp.nstreams);
+  }
+  auto shm = std::make_unique<ShmTransport>();
+  bool usable = false;
+  WEFT_CHECK(shm->setup(setup.bootstrap, *setup.tcp, setup.places, o.tcp.nstreams, fifo, &usable));
+  if (usable) *made = std::move(shm);
+  return weftSuccess;
+}
+
 }  // namespace weft

@@ -17,6 +17,7 @@
 #include "transports/shm/shm_segment.h"
 #include "transports/tcp/tcp_transport.h"
 #include "transports/transport.h"
+#include "transports/transport_setup.h"
 
 namespace weft {
 
@@ -98,5 +99,10 @@ class ShmTransport : public Transport {
   std::vector<std::pair<int, int>> deathFds_;
   std::vector<std::vector<std::unique_ptr<ShmChannel>>> send_, recv_;
 };
+
+// The registry's set-up (transport_setup.h): not made with one rank, with
+// WEFT_SHM_DISABLE, or where some rank cannot map a local peer's segment; the
+// FIFOs fitted to the node unless WEFT_SHM_FIFO was given.
+weftResult_t setUpShmTransport(TransportSetup& setup, std::unique_ptr<Transport>* made);
 
 }  // namespace weft

@@ -173,4 +173,12 @@ weftResult_t TcpTransport::connectAll(Bootstrap& bs, const TcpOptions& options) 
   return weftSuccess;
 }
 
+weftResult_t setUpTcpTransport(TransportSetup& setup, std::unique_ptr<Transport>* made) {
+  auto tcp = std::make_unique<TcpTransport>();
+  if (setup.bootstrap.nranks() > 1) WEFT_CHECK(tcp->connectAll(setup.bootstrap, setup.options.tcp));
+  setup.tcp = tcp.get();
+  *made = std::move(tcp);
+  return weftSuccess;
+}
+
 }  // namespace weft

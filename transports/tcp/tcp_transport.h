@@ -30,7 +30,9 @@
 #include "transports/channel.h"
 #include "transports/tcp/splice_sender.h"
 #include "transports/tcp/tcp_lanes.h"
+#include "transports/tcp/tcp_options.h"
 #include "transports/transport.h"
+#include "transports/transport_setup.h"
 
 namespace weft {
 
@@ -66,22 +68,6 @@ class TcpChannel : public Channel {
   size_t aheadPos_ = 0, aheadEnd_ = 0;
   size_t spliceMin_;
   std::unique_ptr<SpliceSender> splice_;  // made on the first stable send that qualifies
-};
-
-// How TcpTransport::connectAll builds the mesh.
-struct TcpOptions {
-  int nstreams = 1;      // WEFT_SOCKET_NSTREAMS
-  size_t spliceMin = 0;  // WEFT_SOCKET_SPLICE: the smallest send passed by reference (0: never)
-  // Open connections B and C of every stream, each as `lanes` connections
-  // (WEFT_SOCKET_PER_DIRECTION > 0, WEFT_SOCKET_LANES, tcp_lanes.h).
-  bool perDirection = true;
-  int lanes = 1;
-  // Collectives of at least this many bytes per rank run in bulk mode
-  // (beginCall); 0: never.
-  size_t bulkMin = 0;
-  // WEFT_SOCKET_CONGESTION (tcp_congestion.h); readCommConfig has checked it,
-  // so a bad name fails init before any connection is made.
-  std::string congestion = "system";
 };
 
 class TcpTransport : public ChannelTable, public Transport {
@@ -142,5 +128,9 @@ class TcpTransport : public ChannelTable, public Transport {
   std::vector<std::vector<Stream>> streams_;
   std::vector<std::unique_ptr<Channel>> owned_;
 };
+
+// The registry's set-up (transport_setup.h): the full mesh, with
+// setup.options.tcp; also sets setup.tcp.
+weftResult_t setUpTcpTransport(TransportSetup& setup, std::unique_ptr<Transport>* made);
 
 }  // namespace weft
