@@ -11,7 +11,7 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/tools"
 cp -r "$src/src" "$src/transports" "$src/collectives" "$src/include" "$tmp/"
 cp "$src/tools/check_layers.py" "$tmp/tools/"
-victim=transports/tcp/tcp_lanes.cc
+victim=transports/striped_channel.cc
 sed -i '1a #include "core/comm.h"' "$tmp/$victim"
 if out=$(python3 "$tmp/tools/check_layers.py" --root "$tmp"); then
   echo "FAIL: the planted include passed the check"; echo "$out"; exit 1

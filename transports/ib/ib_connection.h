@@ -1,7 +1,7 @@
 // One reliable-connected queue pair to a peer, carrying a byte stream in each
 // direction as the channel contract asks (transports/channel.h); the channels
-// the collectives see stripe one stream over several of these
-// (ib_striped_channel.h).
+// the collectives see are one of these, or stripe one stream over several
+// (transports/striped_channel.h).
 //
 // Wire protocol, sender -> receiver. Every WRITE_WITH_IMM's immediate says what
 // it was in its top 2 bits, carries the sender's count of immediates on this
@@ -96,13 +96,13 @@ struct IbEndpoint {
   uint32_t cmNonce;
 };
 
-class IbConnection {
+class IbConnection : public Channel {
  public:
   // `cache` registers user buffers for zero-copy; `zcopyMin` is the smallest
   // send that uses it (0: never; the receive side always follows the sender).
   IbConnection(IbDevice* dev, std::string peer, size_t ringBytes, int deathFd, RegCache* cache,
                size_t zcopyMin);
-  ~IbConnection();
+  ~IbConnection() override;
   // Bootstrap path: buffers, CQs and a QP in INIT; *local is what the peer needs.
   weftResult_t create(IbEndpoint* local);
   // Bootstrap path: setRemote(), then the QP to RTR and RTS.
@@ -118,17 +118,22 @@ class IbConnection {
   // The peer's ring and credit word; fails unless its ring is as big as ours.
   weftResult_t setRemote(const IbEndpoint& remote);
 
-  weftResult_t trySend(const void* data, size_t bytes, size_t* moved);
-  weftResult_t tryRecv(void* data, size_t bytes, size_t* moved);
+  weftResult_t trySend(const void* data, size_t bytes, size_t* moved) override;
+  weftResult_t tryRecv(void* data, size_t bytes, size_t* moved) override;
   // The ring bytes that arrived and were not consumed (Channel::tryPeek); a
   // zero-copy send next on the QP cannot be peeked (weftInvalidUsage).
-  weftResult_t tryPeek(void* data, size_t bytes, size_t* got);
+  weftResult_t tryPeek(void* data, size_t bytes, size_t* got) override;
   // A plain RDMA WRITE into the peer's registered memory (Channel::tryPut),
   // queued before whatever this QP sends next: RC executes a QP's requests in
   // order, so the receive completion of a later WRITE_WITH_IMM means the
   // write's data is placed. *posted false: the send queue is full.
+  bool canPut() const override { return true; }
   weftResult_t tryPut(uint64_t localAddr, uint32_t lkey, uint64_t remoteAddr, uint32_t rkey,
-                      size_t bytes, bool* posted);
+                      size_t bytes, bool* posted) override;
+  // Completion queues are polled, not slept on: the executor yields between
+  // passes while a verbs channel is pending.
+  int waitFd() const override { return -1; }
+  const std::string& peerName() const override { return peer_; }
   const std::string& peer() const { return peer_; }
   uint64_t zcopyBytes() const { return zcBytes_; }  // sent zero-copy
   uint64_t zcopyWrites() const { return zcWrites_; }

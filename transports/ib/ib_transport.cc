@@ -28,6 +28,7 @@ IbTransport::~IbTransport() {
   }
   send_.clear();
   recv_.clear();
+  striped_.clear();
   conns_.clear();  // before the cache: connections release their pins
   cm_.reset();     // after the connections: their rdma_cm ids use its event channel
   cache_.reset();
@@ -118,8 +119,16 @@ weftResult_t IbTransport::createQps(Bootstrap& bs, TcpTransport& tcp,
         WEFT_CHECK(qps.back()->createBuffers(ep));  // the QP comes with its rdma_cm id
         cm_->describe(ep);
       }
-      send_[p].push_back(std::make_unique<IbStripedChannel>(qps));
-      recv_[p].push_back(std::make_unique<IbStripedChannel>(qps));
+      if (qps.size() == 1) {  // the QP is the channel both ways
+        send_[p].push_back(qps[0]);
+        recv_[p].push_back(qps[0]);
+        continue;
+      }
+      const std::vector<Channel*> lanes(qps.begin(), qps.end());
+      striped_.push_back(std::make_unique<StripedChannel>(lanes));
+      send_[p].push_back(striped_.back().get());
+      striped_.push_back(std::make_unique<StripedChannel>(lanes));
+      recv_[p].push_back(striped_.back().get());
     }
   }
   return weftSuccess;

@@ -1,5 +1,5 @@
 // InfiniBand/RoCE transport: WEFT_IB_QPS_PER_CONNECTION RC queue pairs per
-// (peer, stream), one stream striped over them (ib_striped_channel.h), set up
+// (peer, stream), one stream striped over them (transports/striped_channel.h), set up
 // through the bootstrap's allgather of endpoints (QPN, PSN, GID/LID, ring
 // address and rkey, credit word), or with WEFT_IB_RDMACM=1 through librdmacm
 // (ib_cm_connect.h; the allgather then carries each rank's rdma_cm listener
@@ -20,8 +20,8 @@
 #include "transports/ib/ib_device.h"
 #include "transports/ib/ib_memory.h"
 #include "transports/ib/ib_options.h"
-#include "transports/ib/ib_striped_channel.h"
 #include "transports/ib/reg_cache.h"
+#include "transports/striped_channel.h"
 #include "transports/tcp/tcp_transport.h"
 #include "transports/transport.h"
 #include "transports/transport_setup.h"
@@ -40,8 +40,8 @@ class IbTransport : public Transport {
   bool reaches(int peer) const override {
     return peer < static_cast<int>(conns_.size()) && !conns_[peer].empty();
   }
-  Channel* sendChannel(int peer, int stream) override { return send_[peer][stream].get(); }
-  Channel* recvChannel(int peer, int stream) override { return recv_[peer][stream].get(); }
+  Channel* sendChannel(int peer, int stream) override { return send_[peer][stream]; }
+  Channel* recvChannel(int peer, int stream) override { return recv_[peer][stream]; }
   const IbDevice& device() const { return dev_; }
   // FIFO memory registration and the GDR flush, for the GPU ring's proxy
   // (nullptr until verbs are in use).
@@ -62,7 +62,9 @@ class IbTransport : public Transport {
   std::unique_ptr<IbCmConnector> cm_;  // WEFT_IB_RDMACM=1 only
   bool persist_ = false;
   std::vector<std::vector<std::unique_ptr<IbConnection>>> conns_;  // [peer][stream * qps + qp]
-  std::vector<std::vector<std::unique_ptr<IbStripedChannel>>> send_, recv_;  // [peer][stream]
+  // [peer][stream]: the stream's one QP, or a StripedChannel over its QPs.
+  std::vector<std::vector<Channel*>> send_, recv_;
+  std::vector<std::unique_ptr<StripedChannel>> striped_;
 
   // setup's steps: every rank's verdict on verbs (*all: every rank has a
   // device), the registration cache, our QPs and their endpoints in `table`

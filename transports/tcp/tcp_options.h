@@ -12,7 +12,7 @@ struct TcpOptions {
   int nstreams = 1;      // WEFT_SOCKET_NSTREAMS
   size_t spliceMin = 0;  // WEFT_SOCKET_SPLICE: the smallest send passed by reference (0: never)
   // Open connections B and C of every stream, each as `lanes` connections
-  // (WEFT_SOCKET_PER_DIRECTION > 0, WEFT_SOCKET_LANES, tcp_lanes.h).
+  // (WEFT_SOCKET_PER_DIRECTION > 0, WEFT_SOCKET_LANES, transports/striped_channel.h).
   bool perDirection = true;
   int lanes = 1;
   // Collectives of at least this many bytes per rank run in bulk mode

@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "transports/striped_channel.h"
 #include "transports/tcp/tcp_congestion.h"
 
 namespace weft {
@@ -159,8 +160,8 @@ weftResult_t TcpTransport::connectAll(Bootstrap& bs, const TcpOptions& options) 
         out.push_back(own(std::make_unique<TcpChannel>(mine[l], name, spliceMin)));
         in.push_back(own(std::make_unique<TcpChannel>(theirs[l], name)));
       }
-      st.send[1] = lanes_ == 1 ? out[0] : own(std::make_unique<TcpLanes>(out));
-      st.recv[1] = lanes_ == 1 ? in[0] : own(std::make_unique<TcpLanes>(in));
+      st.send[1] = lanes_ == 1 ? out[0] : own(std::make_unique<StripedChannel>(out));
+      st.recv[1] = lanes_ == 1 ? in[0] : own(std::make_unique<StripedChannel>(in));
     }
   }
   WEFT_INFO(NET, "rank %d: TCP mesh up, %d stream(s) per peer, %d connection(s) each", me, nstreams,

@@ -3,7 +3,7 @@
 // Each stream has a connection A, which carries both directions, and by
 // default more: B carries the higher rank's data to the lower one and C the
 // other way, in large calls only ("bulk" mode, set per call), each as
-// WEFT_SOCKET_LANES connections that the data is striped over (tcp_lanes.h).
+// WEFT_SOCKET_LANES connections that the data is striped over (transports/striped_channel.h).
 // Why connections per direction for bulk data: a sendmsg() holds its socket's lock
 // while it copies, and data arriving for that socket meanwhile waits in the
 // socket's backlog, so over one connection each rank's sends delayed its own
@@ -29,7 +29,6 @@
 #include "bootstrap/bootstrap.h"
 #include "transports/channel.h"
 #include "transports/tcp/splice_sender.h"
-#include "transports/tcp/tcp_lanes.h"
 #include "transports/tcp/tcp_options.h"
 #include "transports/transport.h"
 #include "transports/transport_setup.h"

@@ -1,4 +1,4 @@
-// TcpLanes over real loopback TCP pairs: the wire contract (stream byte p on
+// StripedChannel over real loopback TCP pairs (TCP's lanes): the wire contract (stream byte p on
 // lane (p / 128 KiB) % lanes, so both ends agree without headers), every byte
 // in order whatever item sizes each end uses and however sends and receives
 // are cut short, stable sends mixed with copies, lanes moving ahead while the
@@ -10,20 +10,22 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <memory>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "base/error.h"
 #include "loopback_tcp.h"
-#include "transports/tcp/tcp_lanes.h"
+#include "transports/striped_channel.h"
 #include "transports/tcp/tcp_transport.h"
 
 namespace weft {
 namespace {
 
-constexpr size_t kPiece = TcpLanes::kPieceBytes;
+constexpr size_t kPiece = StripedChannel::kPieceBytes;
 
 // `n` connected loopback pairs; sender ends in out[], receiver ends in in[].
 struct LanePairs {
@@ -36,17 +38,17 @@ struct LanePairs {
   }
 };
 
-// Channels over one end of each pair, and the TcpLanes over them.
+// Channels over one end of each pair, and the StripedChannel over them.
 struct LaneEnd {
   std::vector<std::unique_ptr<TcpChannel>> owned;
-  std::unique_ptr<TcpLanes> lanes;
+  std::unique_ptr<StripedChannel> lanes;
   LaneEnd(const std::vector<int>& fds, size_t spliceMin) {
     std::vector<Channel*> raw;
     for (int fd : fds) {
       owned.push_back(std::make_unique<TcpChannel>(fd, "rank 1", spliceMin));
       raw.push_back(owned.back().get());
     }
-    lanes = std::make_unique<TcpLanes>(raw);
+    lanes = std::make_unique<StripedChannel>(raw);
   }
 };
 
@@ -118,17 +120,17 @@ void roundTrip(int nlanes, bool stable) {
   EXPECT_TRUE(got == sent) << nlanes << " lanes: the bytes differ";
 }
 
-TEST(TcpLanes, EveryByteArrivesInOrderWhateverTheItemSizes) {
+TEST(StripedChannel, EveryByteArrivesInOrderWhateverTheItemSizes) {
   for (int n : {1, 2, 3, 4}) roundTrip(n, false);
 }
 
-TEST(TcpLanes, StableSendsMixWithCopies) {
+TEST(StripedChannel, StableSendsMixWithCopies) {
   for (int n : {2, 3}) roundTrip(n, true);
 }
 
 // The wire contract, read off the raw sockets: piece k of the stream is on
 // lane k % lanes, in order.
-TEST(TcpLanes, PieceKTravelsOnLaneKModLanes) {
+TEST(StripedChannel, PieceKTravelsOnLaneKModLanes) {
   const int n = 3;
   LanePairs pairs(n);
   LaneEnd tx(pairs.out, 0);
@@ -158,7 +160,7 @@ TEST(TcpLanes, PieceKTravelsOnLaneKModLanes) {
 // While nobody drains lane 0 (its socket fills) and lane 1 is drained, lane 1
 // keeps taking its pieces of the same send: the lanes move side by side, not
 // in turn, so lane 1 ends far past its share of the stream's contiguous part.
-TEST(TcpLanes, OtherLanesMoveAheadWhileTheNextOneIsFull) {
+TEST(StripedChannel, OtherLanesMoveAheadWhileTheNextOneIsFull) {
   LanePairs pairs(2);
   LaneEnd tx(pairs.out, 0);
   const std::vector<char> big = pattern(64 << 20, 1);
@@ -174,7 +176,7 @@ TEST(TcpLanes, OtherLanesMoveAheadWhileTheNextOneIsFull) {
   EXPECT_GT(lane1, sent / 2 + 8 * kPiece) << "lane 1 waited for lane 0";
 }
 
-TEST(TcpLanes, ALaneWhosePeerClosedIsAnErrorNamingThePeer) {
+TEST(StripedChannel, ALaneWhosePeerClosedIsAnErrorNamingThePeer) {
   LanePairs pairs(2);
   LaneEnd rx(pairs.in, 0);
   close(pairs.out[0]);
@@ -186,6 +188,72 @@ TEST(TcpLanes, ALaneWhosePeerClosedIsAnErrorNamingThePeer) {
     r = rx.lanes->tryRecv(buf.data(), buf.size(), &moved);
   EXPECT_EQ(r, weftRemoteError);
   EXPECT_NE(lastError().find("rank 1"), std::string::npos) << lastError();
+}
+
+// A lane in memory: whatever is sent can be received or peeked at once; it
+// records the stream bytes it had carried when each one-sided write came.
+class MemoryLane : public Channel {
+ public:
+  weftResult_t trySend(const void* data, size_t bytes, size_t* moved) override {
+    const char* d = static_cast<const char*>(data);
+    bytes_.insert(bytes_.end(), d, d + bytes);
+    carried_ += bytes;
+    *moved = bytes;
+    return weftSuccess;
+  }
+  weftResult_t tryRecv(void* data, size_t bytes, size_t* moved) override {
+    WEFT_CHECK(tryPeek(data, bytes, moved));
+    bytes_.erase(bytes_.begin(), bytes_.begin() + static_cast<ptrdiff_t>(*moved));
+    return weftSuccess;
+  }
+  weftResult_t tryPeek(void* data, size_t bytes, size_t* got) override {
+    *got = std::min(bytes, bytes_.size());
+    std::copy(bytes_.begin(), bytes_.begin() + static_cast<ptrdiff_t>(*got),
+              static_cast<char*>(data));
+    return weftSuccess;
+  }
+  int waitFd() const override { return -1; }
+  const std::string& peerName() const override { return name_; }
+  bool canPut() const override { return true; }
+  weftResult_t tryPut(uint64_t, uint32_t, uint64_t, uint32_t, size_t, bool* posted) override {
+    puts_.push_back(carried_);
+    *posted = true;
+    return weftSuccess;
+  }
+  std::vector<size_t> puts_;  // bytes this lane had carried at each put
+
+ private:
+  std::vector<char> bytes_;
+  size_t carried_ = 0;
+  std::string name_ = "rank 1";
+};
+
+// A one-sided write goes on the lane that carries the next stream byte (as
+// verbs orders it before those bytes), and a peek reads the stream across
+// pieces, from the lanes that carry them.
+TEST(StripedChannel, PutsGoOnTheNextBytesLaneAndPeeksCrossPieces) {
+  MemoryLane lanes[3];
+  std::vector<Channel*> raw = {&lanes[0], &lanes[1], &lanes[2]};
+  StripedChannel tx(raw), rx(raw);
+  EXPECT_TRUE(tx.canPut());
+  const std::vector<char> sent = pattern(300 << 10, 5);
+  size_t moved = 0;
+  bool posted = false;
+  ASSERT_EQ(tx.trySend(sent.data(), 200 << 10, &moved), weftSuccess);
+  ASSERT_EQ(moved, size_t{200} << 10);
+  ASSERT_EQ(tx.tryPut(0, 0, 0, 0, 8, &posted), weftSuccess);  // stream byte 200K: lane 1
+  ASSERT_EQ(tx.trySend(sent.data() + moved, sent.size() - moved, &moved), weftSuccess);
+  ASSERT_EQ(tx.tryPut(0, 0, 0, 0, 8, &posted), weftSuccess);  // stream byte 300K: lane 2
+  EXPECT_EQ(lanes[0].puts_, std::vector<size_t>{});
+  EXPECT_EQ(lanes[1].puts_, std::vector<size_t>{(200 << 10) - kPiece});
+  EXPECT_EQ(lanes[2].puts_, std::vector<size_t>{(300 << 10) - 2 * kPiece});
+  std::vector<char> got(sent.size());
+  size_t n = 0;
+  ASSERT_EQ(rx.tryRecv(got.data(), 100, &n), weftSuccess);
+  ASSERT_EQ(n, 100u);
+  ASSERT_EQ(rx.tryPeek(got.data() + 100, sent.size(), &n), weftSuccess);
+  EXPECT_EQ(n, sent.size() - 100);
+  EXPECT_TRUE(got == sent);
 }
 
 }  // namespace
