@@ -1,6 +1,6 @@
-// The algorithms weft runs host collectives with: one enum for the tuner's
-// model (tuner.h), the selection table (src/core/algo_table.h) and WEFT_ALGO
-// (where kAuto means "let the table choose").
+// The algorithms weft runs collectives with: one enum for the tuner's model
+// (tuner.h), the selection table (src/core/algo_table.h) and WEFT_ALGO (where
+// kAuto means "let the table choose").
 #pragma once
 
 namespace weft {
@@ -18,6 +18,7 @@ enum class AlgoId {
   kHierTree,    // inside each node, then a tree across nodes
   kRd,          // recursive doubling
   kRhd,         // recursive halving-doubling
+  kGpuRing,     // a call on a CUDA stream, alone: the data-movement kernel over the GPU peer ring
   kCount
 };
 

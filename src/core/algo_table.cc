@@ -175,6 +175,20 @@ AlgoPick pickNodeRow(const Sel& s) {
   return pick;
 }
 
+// ---- The GPU ring: calls on a CUDA stream, alone (selectGpuRing).
+const NodeRow kGpuRingRow = {AlgoId::kGpuRing, kAR | kAG | kRS | kBC | kRD, [](const Sel& s) {
+                               if (s.forced != AlgoId::kAuto && s.forced != AlgoId::kGpuRing)
+                                 return false;
+                               if (s.comm->p2pRing.state != P2pRing::State::kOn || s.bytes == 0)
+                                 return false;
+                               const CollKind k = s.call.kind;
+                               if (k == CollKind::kAllGather || k == CollKind::kBroadcast)
+                                 return true;
+                               const weftRedOp_t op = s.call.args.op;
+                               return op == weftSum || op == weftProd || op == weftMax ||
+                                      op == weftMin;
+                             }};
+
 void logPick(const weftComm* comm, const Call& call, size_t bytes, const AlgoPick& pick) {
   thread_local size_t lastBytes = 0;
   thread_local int lastKind = -1;
@@ -299,6 +313,17 @@ weftResult_t runSelected(weftComm* comm, const Call& call, size_t bytes) {
     WEFT_CHECK(comm->board->publishAndWait(nullptr, 0, ctx.run, &slot));
   }
   return runOverChannels(comm, call, pick.id);
+}
+
+bool selectGpuRing(const weftComm* comm, const Call& call) {
+  const size_t bytes = call.args.count * datatypeSize(call.args.datatype);
+  const Sel s{comm, call, bytes, comm->config.algo};
+  if (!(kGpuRingRow.kinds & kindBit(call.kind)) || !kGpuRingRow.applies(s)) return false;
+  AlgoPick pick;
+  pick.id = AlgoId::kGpuRing;
+  pick.why = s.forced == AlgoId::kGpuRing ? "WEFT_ALGO" : "first that applies";
+  logPick(comm, call, bytes, pick);
+  return true;
 }
 
 }  // namespace weft

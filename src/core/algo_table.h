@@ -37,6 +37,15 @@ AlgoPick selectAlgo(const weftComm* comm, const Call& call, size_t bytes);
 // Selects (logging the choice) and runs one collective.
 weftResult_t runSelected(weftComm* comm, const Call& call, size_t bytes);
 
+// The GPU ring's row, asked for a call on a CUDA stream made alone (not in a
+// group; stream_call.cc): whether it runs as the GPU ring kernel
+// (device/device_ring.h) rather than staged through host memory on the rows
+// above. It applies when the ring is on and the call is an allreduce,
+// reduce-scatter or reduce with a ring op (sum, prod, max, min), an
+// allgather or a broadcast, of at least one element; WEFT_ALGO other than
+// auto or gpu-ring filters it out.
+bool selectGpuRing(const weftComm* comm, const Call& call);
+
 // Limits of the one-round forms outside the model (one node, auto mode): a
 // rank receives every peer's message, so their cost grows with (n-1) x the
 // message, and they run while that stays within a limit (and the message

@@ -191,9 +191,10 @@ weftResult_t readAlgo(AlgoId* out) {
   static const struct {
     const char* name;
     AlgoId algo;
-  } kAlgos[] = {{"auto", AlgoId::kAuto},       {"", AlgoId::kAuto},     {"ring", AlgoId::kRing},
-                {"oneshot", AlgoId::kOneshot}, {"tree", AlgoId::kTree}, {"hier", AlgoId::kHierRing},
-                {"rd", AlgoId::kRd},           {"rhd", AlgoId::kRhd}};
+  } kAlgos[] = {
+      {"auto", AlgoId::kAuto},       {"", AlgoId::kAuto},     {"ring", AlgoId::kRing},
+      {"oneshot", AlgoId::kOneshot}, {"tree", AlgoId::kTree}, {"hier", AlgoId::kHierRing},
+      {"rd", AlgoId::kRd},           {"rhd", AlgoId::kRhd},   {"gpu-ring", AlgoId::kGpuRing}};
   const std::string algo = configString("WEFT_ALGO");
   for (const auto& a : kAlgos) {
     if (algo == a.name) {
@@ -202,7 +203,7 @@ weftResult_t readAlgo(AlgoId* out) {
     }
   }
   return setError(weftInvalidArgument,
-                  "WEFT_ALGO=%s: expected auto, ring, oneshot, tree, hier, rd or rhd",
+                  "WEFT_ALGO=%s: expected auto, ring, oneshot, tree, hier, rd, rhd or gpu-ring",
                   algo.c_str());
 }
 

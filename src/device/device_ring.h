@@ -23,16 +23,13 @@ struct weftComm;
 
 namespace weft {
 
-// Whether `call` (validated, on a stream, alone: not in a group) runs on the
-// ring: the ring is on, and it is an allreduce, reduce-scatter or reduce
-// (sum, prod, max, min), an allgather or a broadcast, of at least one element.
-bool useDeviceRing(weftComm* comm, const Call& call);
 // CTAs of a ring kernel whose links each carry `linkBytes` (an allreduce's
 // buffer; n blocks for allgather and reduce-scatter): one per 256 KiB, at
 // most the ring's channels (WEFT_MAX_CTAS); 0 when the ring is off or the
 // call is empty. What the launch uses, and what weftCommGpuCtas reports.
 int ringCtasFor(const weftComm* comm, uint64_t linkBytes);
-// Enqueues `call` as a ring kernel on its stream and queues its watch to the
+// Enqueues `call` (the selection table's GPU-ring row chose it:
+// core/algo_table.h) as a ring kernel on its stream and queues its watch to the
 // progress thread (before the launch: see device_ring_call.cc). A call with
 // buffers on another device than the ring's is refused. On a failure before
 // the launch nothing of the call runs on this rank; after it, the watch fails

@@ -275,23 +275,6 @@ int ringCtasFor(const weftComm* comm, uint64_t linkBytes) {
   return want > static_cast<uint64_t>(ring.channels) ? ring.channels : static_cast<int>(want);
 }
 
-bool useDeviceRing(weftComm* comm, const Call& call) {
-  if (comm->p2pRing.state != P2pRing::State::kOn || call.args.count == 0) return false;
-  const weftRedOp_t op = call.args.op;
-  const bool ringOp = op == weftSum || op == weftProd || op == weftMax || op == weftMin;
-  switch (call.kind) {
-    case CollKind::kAllGather:
-    case CollKind::kBroadcast:
-      return true;
-    case CollKind::kAllReduce:
-    case CollKind::kReduceScatter:
-    case CollKind::kReduce:
-      return ringOp;
-    default:
-      return false;
-  }
-}
-
 weftResult_t enqueueRingCall(weftComm* comm, const Call& call) {
   P2pRing& ring = comm->p2pRing;
   DeviceRuntime* rt = deviceRuntime();

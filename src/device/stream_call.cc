@@ -4,6 +4,7 @@
 #include "device/stream_call.h"
 
 #include "base/error.h"
+#include "core/algo_table.h"
 #include "core/comm.h"
 #include "device/device_ring.h"
 #include "device/stream_part.h"
@@ -13,8 +14,8 @@ namespace weft {
 weftResult_t enqueueOnStream(weftComm* comm, const char* fn, const std::vector<Call>& calls,
                              weftStream_t stream) {
   WEFT_CHECK(refuseIfBroken(comm, fn));
-  // An allreduce alone may run on the GPU ring (device_ring.h).
-  const bool ring = calls.size() == 1 && useDeviceRing(comm, calls[0]);
+  // A call alone may run on the GPU ring (device_ring.h): the table's GPU-ring row.
+  const bool ring = calls.size() == 1 && selectGpuRing(comm, calls[0]);
   weftResult_t r = weftSuccess;
   if (ring) {
     r = enqueueRingCall(comm, calls[0]);

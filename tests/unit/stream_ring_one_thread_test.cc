@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/algo_table.h"
 #include "core/comm.h"
 #include "device/fake_runtime.h"
 #include "mp/mp_values.h"
@@ -249,3 +250,33 @@ TEST_F(StreamRingOneThread, PreMulSumReadsDeviceScalarInStreamOrder) {
 }
 
 }  // namespace
+
+// The selection table's GPU-ring row: its kinds and ops, at least one element,
+// and WEFT_ALGO as a filter (another algorithm stages the calls through host
+// memory: the results stay right and the ring's channels carry nothing).
+TEST_F(StreamRingOneThread, TheGpuRingIsARowThatWeftAlgoFilters) {
+  using weft::AlgoId;
+  using weft::CollKind;
+  weftComm* c = comms_[0];
+  auto call = [](CollKind kind, size_t count, weftRedOp_t op) {
+    return weft::makeCall(kind, nullptr, nullptr, count, weftFloat32, op, 0, -1);
+  };
+  EXPECT_TRUE(weft::selectGpuRing(c, call(CollKind::kAllReduce, 16, weftSum)));
+  EXPECT_TRUE(weft::selectGpuRing(c, call(CollKind::kAllGather, 16, weftSum)));
+  EXPECT_TRUE(weft::selectGpuRing(c, call(CollKind::kReduce, 1, weftMax)));
+  EXPECT_FALSE(weft::selectGpuRing(c, call(CollKind::kAllReduce, 16, weftAvg)));
+  EXPECT_FALSE(weft::selectGpuRing(c, call(CollKind::kAllReduce, 0, weftSum)));
+  EXPECT_FALSE(weft::selectGpuRing(c, call(CollKind::kAllToAll, 16, weftSum)));
+  c->config.algo = AlgoId::kGpuRing;
+  EXPECT_TRUE(weft::selectGpuRing(c, call(CollKind::kAllReduce, 16, weftSum)));
+  c->config.algo = AlgoId::kRing;
+  EXPECT_FALSE(weft::selectGpuRing(c, call(CollKind::kAllReduce, 16, weftSum)));
+
+  comms_[1]->config.algo = AlgoId::kRing;
+  const uint64_t before = c->p2pRing.sendSeq[0];
+  EXPECT_EQ(allReduce(weftFloat32, weftSum, 1031, false), "");
+  EXPECT_EQ(c->p2pRing.sendSeq[0], before) << "WEFT_ALGO=ring still ran the GPU ring";
+  for (int r = 0; r < kRanks; ++r) comms_[r]->config.algo = AlgoId::kAuto;
+  EXPECT_EQ(allReduce(weftFloat32, weftSum, 1031, false), "");
+  EXPECT_GT(c->p2pRing.sendSeq[0], before) << "auto did not run the GPU ring";
+}
