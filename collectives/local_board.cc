@@ -1,9 +1,7 @@
 // One-round shared-memory collectives (see local_board.h).
 #include "collectives/local_board.h"
 
-#include <poll.h>
 #include <sched.h>
-#include <sys/socket.h>
 
 #include <cstring>
 #include <string>
@@ -11,6 +9,7 @@
 
 #include "base/error.h"
 #include "base/wait.h"
+#include "bootstrap/socket.h"
 #include "collectives/reduce.h"
 
 namespace weft {
@@ -73,10 +72,7 @@ weftResult_t LocalBoard::publishAndWait(const void* data, size_t bytes, const Fl
     // finished and exited normally): the loop above re-checks before we blame it.
     for (const auto& [peer, fd] : shm_->deathFds()) {
       if (shm_->board(peer)->seq.load(std::memory_order_acquire) >= s) continue;
-      pollfd pfd{fd, POLLIN, 0};
-      char b;
-      if (poll(&pfd, 1, 0) > 0 && recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) <= 0 &&
-          shm_->board(peer)->seq.load(std::memory_order_acquire) < s) {
+      if (peerSocketClosed(fd) && shm_->board(peer)->seq.load(std::memory_order_acquire) < s) {
         if (run.abortFlag && run.abortFlag->load())
           return setError(weftInvalidUsage, "communicator aborted");
         return setError(

@@ -165,6 +165,12 @@ void closeFd(int* fd) {
   *fd = -1;
 }
 
+bool peerSocketClosed(int fd) {
+  char byte;
+  const ssize_t got = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
 weftResult_t listenOn(const SockAddr& bindAddr, int* fd, SockAddr* bound) {
   int s = socket(bindAddr.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (s < 0) return setError(weftSystemError, "socket() failed: %s", strerror(errno));

@@ -61,4 +61,10 @@ void setNoDelay(int fd);
 void setNonBlocking(int fd);
 void closeFd(int* fd);
 
+// Whether the peer of connected socket `fd` is gone: a peek, without waiting,
+// sees its end of file or an error. Bytes waiting, or none yet, mean a live
+// peer. The one death check behind every wait on a peer that sends no data
+// on this socket (shared memory, verbs, the GPU ring, the boards).
+bool peerSocketClosed(int fd);
+
 }  // namespace weft

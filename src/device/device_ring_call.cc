@@ -1,13 +1,12 @@
 // One collective on the GPU ring (device_ring.h): its argument block, its
 // stream operations, and the progress thread's watch over its kernel.
-#include <sys/socket.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstring>
 
 #include "base/error.h"
 #include "base/wait.h"
+#include "bootstrap/socket.h"
 #include "collectives/kernels/ring_call.h"
 #include "collectives/reduce.h"
 #include "core/comm.h"
@@ -38,11 +37,7 @@ int departedPeer(weftComm* comm) {
   for (int p = 0; p < comm->nranks; ++p) {
     if (p == comm->rank) continue;
     const int fd = comm->tcp->socketFd(p, 0);
-    if (fd < 0) continue;
-    char byte;
-    const ssize_t got = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    if (got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
-      return p;
+    if (fd >= 0 && peerSocketClosed(fd)) return p;
   }
   return -1;
 }

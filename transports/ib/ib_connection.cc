@@ -14,6 +14,7 @@
 
 #include "base/config.h"
 #include "base/error.h"
+#include "bootstrap/socket.h"
 #include "transports/ib/ib_qp_states.h"
 
 namespace weft {
@@ -276,9 +277,7 @@ weftResult_t IbConnection::returnCredit(bool force) {
 weftResult_t IbConnection::checkPeerAlive() {
   if (++idlePolls_ < 4096 || deathFd_ < 0) return weftSuccess;
   idlePolls_ = 0;
-  char c;
-  ssize_t r = recv(deathFd_, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-  if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+  if (peerSocketClosed(deathFd_))
     return setError(weftRemoteError, "%s closed its connection (process exited?)", peer_.c_str());
   return weftSuccess;
 }

@@ -1,12 +1,10 @@
 // Shared-memory byte ring (see shm_channel.h for the ordering argument).
 #include "transports/shm/shm_channel.h"
 
-#include <sys/socket.h>
-
-#include <cerrno>
 #include <cstring>
 
 #include "base/error.h"
+#include "bootstrap/socket.h"
 
 namespace weft {
 
@@ -120,9 +118,7 @@ weftResult_t ShmChannel::tryRecv(void* data, size_t bytes, size_t* moved) {
 
 weftResult_t ShmChannel::peerGone() const {
   // The socket never carries data, so readable means closed or broken.
-  char b;
-  ssize_t r = recv(deathFd_, &b, 1, MSG_PEEK | MSG_DONTWAIT);
-  if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+  if (peerSocketClosed(deathFd_))
     return setError(weftRemoteError,
                     "%s exited or its communicator failed (its connection closed) while sharing "
                     "memory with us",
