@@ -26,7 +26,7 @@ weftResult_t waitForAnySender(CollContext& ctx, int after, int* source) {
         *source = p;
         return weftSuccess;
       }
-      if (got == 0 && ch->usesDoorbell()) WEFT_CHECK(ch->peerGone());
+      if (got == 0) WEFT_CHECK(ch->checkPeer());
     }
     if (ctx.run.abortFlag && ctx.run.abortFlag->load())
       return setError(weftInvalidUsage, "communicator aborted");

@@ -149,17 +149,17 @@ PlanRunner::Waits PlanRunner::collectWaits() {
     FlowState& s = st_[f];
     if (s.next >= s.total) continue;
     if (s.haveCur && waiting(st_, s.cur)) continue;
-    Channel* ch = plan_.channel(f);
-    int fd = ch->waitFd();
-    if (ch->usesDoorbell())
+    const ChannelWake wake = plan_.channel(f)->wake();
+    const bool bell = wake.via == ChannelWake::Via::kDoorbell;
+    if (bell)
       w.bellFlows = true;
-    else if (fd >= 0)
+    else if (wake.via == ChannelWake::Via::kFd)
       w.fdFlows = true;
     else
       w.polledFlows = true;  // verbs: completions are polled, nothing to sleep on
-    if (fd < 0) continue;
-    const bool pollOut = plan_.isSend(f) && !ch->usesDoorbell();
-    pfds[w.npfd++] = {fd, static_cast<short>(pollOut ? POLLOUT : POLLIN), 0};
+    if (wake.fd < 0) continue;
+    const bool pollOut = plan_.isSend(f) && !bell;  // a doorbell channel's fd: its peer's death
+    pfds[w.npfd++] = {wake.fd, static_cast<short>(pollOut ? POLLOUT : POLLIN), 0};
   }
   return w;
 }
@@ -234,8 +234,8 @@ weftResult_t PlanRunner::sleep(const Waits& w, bool* again) {
 
 weftResult_t PlanRunner::checkDeaths() {
   for (int f = 0; f < nflows_; ++f) {
-    if (st_[f].next >= st_[f].total || !plan_.channel(f)->usesDoorbell()) continue;
-    weftResult_t r = plan_.channel(f)->peerGone();
+    if (st_[f].next >= st_[f].total) continue;
+    weftResult_t r = plan_.channel(f)->checkPeer();
     // A peer that finished its part may exit before we drained what it left
     // in shared memory: only a second idle pass after the death is a failure.
     if (r != weftSuccess && !deathSuspected_) {

@@ -72,7 +72,7 @@ void HeaderedPlan::sendEarly(Flow& fl, int index) {
   buf.assign(header, header + sizeof(CallHeader));
   if (fl.inner >= 0 && inner_.numItems(fl.inner) > 0) {
     FlowItem first = inner_.item(fl.inner, 0);
-    const bool socket = fl.channel->waitFd() >= 0 && !fl.channel->usesDoorbell();
+    const bool socket = fl.channel->wake().via == ChannelWake::Via::kFd;
     if (first.depFlow < 0 && first.depFlow2 < 0 &&
         first.bytes <= (socket ? kCoalesceSocket : kCoalesceOther)) {
       buf.insert(buf.end(), first.data, first.data + first.bytes);
@@ -146,8 +146,9 @@ void awaitBytes(Channel* ch, std::chrono::steady_clock::time_point deadline) {
   const auto left =
       std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
   const int ms = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(10, left.count())));
-  if (ch->waitFd() >= 0 && !ch->usesDoorbell()) {
-    pollfd p{ch->waitFd(), POLLIN, 0};
+  const ChannelWake wake = ch->wake();
+  if (wake.via == ChannelWake::Via::kFd) {
+    pollfd p{wake.fd, POLLIN, 0};
     poll(&p, 1, ms);
   } else {
     // Shared memory (its fd reports only the peer's death) and channels
@@ -181,7 +182,7 @@ weftResult_t HeaderedPlan::salvageHeaders() {
         if (gone) break;
         // A shared-memory peer that exited leaves what it wrote: one more
         // try after its death was seen, then stop.
-        gone = fl.channel->usesDoorbell() && fl.channel->peerGone() != weftSuccess;
+        gone = fl.channel->checkPeer() != weftSuccess;
         if (!gone) awaitBytes(fl.channel, deadline);
       }
     } while (got < sizeof(h) && std::chrono::steady_clock::now() < deadline);

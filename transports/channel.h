@@ -15,6 +15,19 @@ namespace weft {
 
 struct Doorbell;  // transports/shm/doorbell.h
 
+// How to sleep until a channel may move again; one wait (the flow engine's)
+// serves every transport through it.
+struct ChannelWake {
+  enum class Via {
+    kFd,        // poll() `fd`: POLLIN to receive, POLLOUT to send (TCP)
+    kDoorbell,  // the rank's doorbell (ChannelTable::doorbell); `fd` becomes
+                // readable only when the peer is gone (shared memory)
+    kRetry,     // nothing to sleep on: retry, yielding (verbs' completion queues)
+  };
+  Via via = Via::kRetry;
+  int fd = -1;
+};
+
 class Channel {
  public:
   virtual ~Channel() = default;
@@ -36,16 +49,14 @@ class Channel {
   // from any source (weftRecvAny) peeks at each peer's next bytes to see who
   // sent first. A closed or broken peer is weftRemoteError, as for tryRecv.
   virtual weftResult_t tryPeek(void* data, size_t bytes, size_t* got) = 0;
-  // A file descriptor to sleep on in poll() (POLLOUT for senders, POLLIN for
-  // receivers), or -1 when the channel can only be polled by retrying.
-  virtual int waitFd() const = 0;
+  // How a waiter sleeps until this channel may move (ChannelWake below).
+  virtual ChannelWake wake() const = 0;
+  // Whether the peer is still there, for channels on which a dead peer does
+  // not fail the next move (shared memory: what it wrote stays readable):
+  // weftRemoteError naming it once it is gone. Others answer weftSuccess and
+  // fail their next trySend/tryRecv instead.
+  virtual weftResult_t checkPeer() const { return weftSuccess; }
   virtual const std::string& peerName() const = 0;
-  // True when progress is signalled through the rank's doorbell (shared
-  // memory) rather than waitFd(); waitFd() then only reports the peer's death.
-  virtual bool usesDoorbell() const { return false; }
-  // For doorbell channels: weftRemoteError when waitFd() became readable
-  // because the peer is gone, else weftSuccess.
-  virtual weftResult_t peerGone() const { return weftSuccess; }
   // One-sided write (verbs only): `bytes` from local registered memory
   // (lkey) to the peer's (remoteAddr, rkey), ordered before every byte this
   // channel sends after it, so that the receiver, once it read those bytes,

@@ -41,11 +41,11 @@ weftResult_t StripedChannel::stripe(size_t bytes, size_t* moved, Move move) {
   return weftSuccess;
 }
 
-int StripedChannel::waitFd() const {
+ChannelWake StripedChannel::wake() const {
   // The lane that owes the stream's next byte: nothing completes without it.
   for (size_t l = 0; l < lanes_.size(); ++l)
-    if (next_[l] == pos_) return lanes_[l]->waitFd();
-  return lanes_[laneOf(pos_)]->waitFd();
+    if (next_[l] == pos_) return lanes_[l]->wake();
+  return lanes_[laneOf(pos_)]->wake();
 }
 
 weftResult_t StripedChannel::trySend(const void* data, size_t bytes, size_t* moved) {

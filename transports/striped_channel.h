@@ -47,7 +47,9 @@ class StripedChannel : public Channel {
   // stopping at a lane that ran ahead (its next bytes are not the stream's).
   weftResult_t tryPeek(void* data, size_t bytes, size_t* got) override;
   // The lane that carries the next stream byte: the only one progress waits on.
-  int waitFd() const override;
+  ChannelWake wake() const override;
+  // Every lane's peer is the same rank: its first lane answers.
+  weftResult_t checkPeer() const override { return lanes_[0]->checkPeer(); }
   const std::string& peerName() const override { return lanes_[0]->peerName(); }
   // One-sided writes go on the lane that carries the next stream byte, so
   // that they are ordered before it and all that follows. Between sends

@@ -13,8 +13,8 @@
 //    endCalls once the API call or group returns (user buffers may be freed
 //    from then on).
 //  - liveness: a channel to a dead or closed peer fails with weftRemoteError
-//    naming it (channel.h); waiting is the flow engine's, on waitFd or the
-//    doorbell.
+//    naming it (channel.h), or checkPeer() says so; waiting is the flow
+//    engine's, as each channel's wake() says.
 #pragma once
 
 #include <cstddef>

@@ -54,11 +54,14 @@ class MemChannel : public weft::Channel {
     if (*got > 0) std::memcpy(data, ready.data(), *got);
     return weftSuccess;
   }
-  int waitFd() const override { return -1; }
+  weft::ChannelWake wake() const override {
+    return {sharedMemory ? weft::ChannelWake::Via::kDoorbell : weft::ChannelWake::Via::kRetry, -1};
+  }
   const std::string& peerName() const override { return name_; }
-  bool usesDoorbell() const override { return sharedMemory; }
-  weftResult_t peerGone() const override {
-    return exited ? weft::setError(weftRemoteError, "%s exited", name_.c_str()) : weftSuccess;
+  // As shared memory does; over a socket the peer's exit fails the receive instead.
+  weftResult_t checkPeer() const override {
+    return sharedMemory && exited ? weft::setError(weftRemoteError, "%s exited", name_.c_str())
+                                  : weftSuccess;
   }
 
   std::vector<char> ready;

@@ -56,7 +56,7 @@ class Pipe : public weft::Channel {
     std::copy(q_.begin(), q_.begin() + static_cast<long>(*got), static_cast<unsigned char*>(data));
     return weftSuccess;
   }
-  int waitFd() const override { return -1; }
+  weft::ChannelWake wake() const override { return {}; }
   const std::string& peerName() const override { return name_; }
   bool canPut() const override { return true; }
   weftResult_t tryPut(uint64_t localAddr, uint32_t, uint64_t remoteAddr, uint32_t, size_t bytes,

@@ -212,7 +212,7 @@ class MemoryLane : public Channel {
               static_cast<char*>(data));
     return weftSuccess;
   }
-  int waitFd() const override { return -1; }
+  ChannelWake wake() const override { return {}; }
   const std::string& peerName() const override { return name_; }
   bool canPut() const override { return true; }
   weftResult_t tryPut(uint64_t, uint32_t, uint64_t, uint32_t, size_t, bool* posted) override {

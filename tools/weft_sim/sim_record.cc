@@ -25,7 +25,7 @@ class SimChannel : public Channel {
   weftResult_t trySend(const void*, size_t, size_t*) override { return weftInternalError; }
   weftResult_t tryRecv(void*, size_t, size_t*) override { return weftInternalError; }
   weftResult_t tryPeek(void*, size_t, size_t*) override { return weftInternalError; }
-  int waitFd() const override { return -1; }
+  ChannelWake wake() const override { return {}; }
   const std::string& peerName() const override { return name_; }
   int peer() const { return peer_; }
   int stream() const { return stream_; }

@@ -130,9 +130,9 @@ class IbConnection : public Channel {
   bool canPut() const override { return true; }
   weftResult_t tryPut(uint64_t localAddr, uint32_t lkey, uint64_t remoteAddr, uint32_t rkey,
                       size_t bytes, bool* posted) override;
-  // Completion queues are polled, not slept on: the executor yields between
-  // passes while a verbs channel is pending.
-  int waitFd() const override { return -1; }
+  // Completion queues are polled, not slept on (ChannelWake::Via::kRetry):
+  // the executor yields between passes while a verbs channel is pending.
+  ChannelWake wake() const override { return {}; }
   const std::string& peerName() const override { return peer_; }
   const std::string& peer() const { return peer_; }
   uint64_t zcopyBytes() const { return zcBytes_; }  // sent zero-copy

@@ -98,7 +98,7 @@ weftResult_t ShmChannel::tryPeek(void* data, size_t bytes, size_t* got) {
   }
   size_t n = bytes < avail ? bytes : avail;
   *got = n;
-  if (n == 0) return weftSuccess;  // a dead peer: peerGone(), as waiters ask it
+  if (n == 0) return weftSuccess;  // a dead peer: checkPeer(), as waiters ask it
   if (n <= kShmInlineBytes && readInline(data, n)) return weftSuccess;
   size_t at = static_cast<size_t>(mine_ % capacity_);
   size_t first = n < capacity_ - at ? n : capacity_ - at;
@@ -116,7 +116,7 @@ weftResult_t ShmChannel::tryRecv(void* data, size_t bytes, size_t* moved) {
   return weftSuccess;
 }
 
-weftResult_t ShmChannel::peerGone() const {
+weftResult_t ShmChannel::checkPeer() const {
   // The socket never carries data, so readable means closed or broken.
   if (peerSocketClosed(deathFd_))
     return setError(weftRemoteError,

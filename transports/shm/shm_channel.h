@@ -52,10 +52,9 @@ class ShmChannel : public Channel {
   weftResult_t trySend(const void* data, size_t bytes, size_t* moved) override;
   weftResult_t tryRecv(void* data, size_t bytes, size_t* moved) override;
   weftResult_t tryPeek(void* data, size_t bytes, size_t* got) override;
-  int waitFd() const override { return deathFd_; }
-  bool usesDoorbell() const override { return true; }
+  ChannelWake wake() const override { return {ChannelWake::Via::kDoorbell, deathFd_}; }
+  weftResult_t checkPeer() const override;
   const std::string& peerName() const override { return peer_; }
-  weftResult_t peerGone() const override;
 
  private:
   ShmFifoHeader* hdr_;

@@ -46,7 +46,7 @@ class TcpChannel : public Channel {
   weftResult_t tryRecv(void* data, size_t bytes, size_t* moved) override;
   // Reads into the read-ahead buffer, which tryRecv serves first.
   weftResult_t tryPeek(void* data, size_t bytes, size_t* got) override;
-  int waitFd() const override { return fd_; }
+  ChannelWake wake() const override { return {ChannelWake::Via::kFd, fd_}; }
   const std::string& peerName() const override { return peer_; }
   // Bytes of a stable send still in the pipe: they go before anything else.
   size_t pendingByReference() const { return splice_ ? splice_->pending() : 0; }
