@@ -27,14 +27,14 @@ int main(int argc, char** argv) {
     std::printf(
         "`weft-info` prints the same with the current values. Sizes take K/M/G (powers of "
         "1024).\n\n");
-    std::printf("| variable | default | meaning |\n|---|---|---|\n");
+    std::printf("| variable | default | takes | meaning |\n|---|---|---|---|\n");
     for (const weft::ConfigVar& v : weft::configVars()) {
       bool jobWide = false;
       for (const weft::JobWideVar& j : weft::jobWideVars())
         jobWide = jobWide || std::strcmp(j.name, v.name) == 0;
-      std::printf("| `%s` | `%s` | %s%s |\n", v.name,
-                  v.defaultValue[0] ? v.defaultValue : "(unset)", v.doc,
-                  jobWide ? " Same on every rank (checked at init)." : "");
+      std::printf("| `%s` | `%s` | %s | %s%s |\n", v.name,
+                  v.defaultValue[0] ? v.defaultValue : "(unset)", weft::configAccepts(v).c_str(),
+                  v.doc, jobWide ? " Same on every rank (checked at init)." : "");
     }
     return 0;
   }

@@ -70,6 +70,54 @@ weftResult_t configSize(const char* name, int64_t* out) {
   return weftSuccess;
 }
 
+weftResult_t configSwitch(const char* name, bool* out) {
+  const ConfigVar* var = findVar(name);
+  const std::string text = configString(name);
+  if (var == nullptr || var->type != ConfigType::kSwitch)
+    return setError(weftInternalError, "%s is not a switch knob", name);
+  if (text != "0" && text != "1")
+    return setError(weftInvalidArgument, "%s=%s: expected 0 or 1", name, text.c_str());
+  *out = text == "1";
+  return weftSuccess;
+}
+
+std::string configAccepts(const ConfigVar& var) {
+  switch (var.type) {
+    case ConfigType::kSize:
+      return var.expected;
+    case ConfigType::kSwitch:
+      return "0 or 1";
+    case ConfigType::kChoice: {
+      const std::string words = var.expected;
+      std::string said;  // "a, b or c"
+      for (size_t at = 0, count = 0;; ++count) {
+        const size_t bar = words.find('|', at);
+        if (count > 0) said += bar == std::string::npos ? " or " : ", ";
+        said += words.substr(at, bar == std::string::npos ? bar : bar - at);
+        if (bar == std::string::npos) return said;
+        at = bar + 1;
+      }
+    }
+    default:
+      return "";
+  }
+}
+
+weftResult_t configChoice(const char* name, std::string* out) {
+  const ConfigVar* var = findVar(name);
+  const std::string text = configString(name);
+  if (var == nullptr || var->type != ConfigType::kChoice)
+    return setError(weftInternalError, "%s is not a choice knob", name);
+  const std::string words = std::string("|") + var->expected + "|";
+  if (!text.empty() && text.find('|') == std::string::npos &&
+      words.find("|" + text + "|") != std::string::npos) {
+    *out = text;
+    return weftSuccess;
+  }
+  return setError(weftInvalidArgument, "%s=%s: expected %s", name, text.c_str(),
+                  configAccepts(*var).c_str());
+}
+
 std::string configString(const char* name) {
   const ConfigVar* var = findVar(name);
   const char* env = std::getenv(name);

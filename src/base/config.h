@@ -13,8 +13,10 @@
 namespace weft {
 
 enum class ConfigType {
-  kText,  // read as written (its reader checks it)
-  kSize,  // an integer with K/M/G suffixes, within [lo, hi] (configSize)
+  kText,    // read as written (its reader checks it)
+  kSize,    // an integer with K/M/G suffixes, within [lo, hi] (configSize)
+  kSwitch,  // 0 or 1, written exactly so (configSwitch)
+  kChoice,  // one of the words in `expected`, "a|b|c" (configChoice)
 };
 
 struct ConfigVar {
@@ -22,8 +24,9 @@ struct ConfigVar {
   const char* defaultValue;  // as it would be written in the environment
   const char* doc;
   ConfigType type = ConfigType::kText;
-  int64_t lo = 0, hi = 0;     // kSize: the accepted range
-  const char* expected = "";  // kSize: what it takes, for the error ("1 to 16")
+  int64_t lo = 0, hi = 0;  // kSize: the accepted range
+  // kSize: what it takes, for the error ("1 to 16"); kChoice: the words, "a|b|c".
+  const char* expected = "";
 };
 
 const std::vector<ConfigVar>& configVars();
@@ -46,6 +49,15 @@ double configDouble(const char* name);
 // A kSize knob, checked against its row: weftInvalidArgument with
 // "NAME=VALUE: expected <its words>" when malformed or out of range.
 weftResult_t configSize(const char* name, int64_t* out);
+// A kSwitch knob: weftInvalidArgument with "NAME=VALUE: expected 0 or 1"
+// for anything but 0 or 1.
+weftResult_t configSwitch(const char* name, bool* out);
+// A kChoice knob: one of its row's words, else weftInvalidArgument with
+// "NAME=VALUE: expected a, b or c".
+weftResult_t configChoice(const char* name, std::string* out);
+// What a typed knob accepts, as its errors say it ("1 to 16", "0 or 1",
+// "a, b or c"); "" for text knobs, which their readers check.
+std::string configAccepts(const ConfigVar& var);
 // The table's default of a numeric knob, whatever the environment says: for
 // structures' initial values, so that each default is written once.
 double configDefaultNumber(const char* name);

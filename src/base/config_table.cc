@@ -1,5 +1,5 @@
-// The one table of WEFT_* knobs: name, default, meaning, and for size knobs
-// their type, range and the words an error uses. Add a line here for every
+// The one table of WEFT_* knobs: name, default, meaning, and for typed knobs
+// (sizes, 0/1 switches, choices among words) their type, range or words. Add a line here for every
 // new knob; nothing else in weft may call getenv() on a WEFT_ name. A knob that ranks must set
 // alike (it shapes the wire, a transport or the algorithm) also goes in
 // jobWideVars() below, which init checks (core/config_agree.h).
@@ -91,19 +91,23 @@ const ConfigVar kConfigVars[] = {
      "Node identity override (default: hostname + boot id + network and PID namespaces)."},
     {"WEFT_CHECK_CALLS", "1",
      "1: each collective carries a 24-byte header, so ranks that disagree on the collective, "
-     "count, datatype, op or root fail with weftInvalidUsage, and each weftSend a 64-byte "
-     "one that its weftRecv checks (count, datatype); 0 (on every rank) saves their cost."},
+     "count, datatype, op or root fail with weftInvalidUsage, and each weftSend a 24-byte "
+     "one that its weftRecv checks (count, datatype); 0 (on every rank) saves their cost.",
+     ConfigType::kSwitch},
     {"WEFT_CHECK_THREADS", "1",
      "1: collective headers also carry how many times the calling thread changed, so threads "
      "that take turns on a communicator in a different order on different ranks fail with "
      "weftInvalidUsage; 0 (on every rank) for programs whose calls come from a pool of "
-     "threads in an order that every rank shares."},
+     "threads in an order that every rank shares.",
+     ConfigType::kSwitch},
     {"WEFT_SHM_DISABLE", "0",
-     "1: ranks on one node talk over the network transports, not shared memory."},
+     "1: ranks on one node talk over the network transports, not shared memory.",
+     ConfigType::kSwitch},
     {"WEFT_SHM_MAP", "1",
      "1: large calls between ranks of a node move data through 1 MiB outboxes and "
      "weftHostAlloc buffers that peers map; 0: peers read private memory with cross-memory "
-     "attach only."},
+     "attach only.",
+     ConfigType::kSwitch},
     {"WEFT_SHM_FIFO", "2M",
      "Bytes of shared-memory FIFO per peer pair and stream (K/M suffixes); left unset, nodes "
      "of over 32 ranks get less (down to 64K) so that the node's FIFOs stay within 2 GiB.",
@@ -114,7 +118,8 @@ const ConfigVar kConfigVars[] = {
      "SYS (or 1-6)."},
     {"WEFT_IB_HCA", "",
      "RDMA NICs to use: prefixes, '=' exact, '^' excludes, ':port' (NCCL_IB_HCA syntax)."},
-    {"WEFT_IB_DISABLE", "0", "1: never use verbs (InfiniBand/RoCE); peers off the node use TCP."},
+    {"WEFT_IB_DISABLE", "0", "1: never use verbs (InfiniBand/RoCE); peers off the node use TCP.",
+     ConfigType::kSwitch},
     {"WEFT_IB_GID_INDEX", "-1",
      "RoCE GID table index to use; -1 picks a non-link-local RoCE v2 GID (IPv4-mapped first)."},
     {"WEFT_IB_TC", "0", "Traffic class of RoCE packets (GRH)."},
@@ -138,29 +143,34 @@ const ConfigVar kConfigVars[] = {
      ConfigType::kSize, 0, kNoLimit, "a size"},
     {"WEFT_IB_REG_PERSIST", "0",
      "1: keep zero-copy registrations of user buffers across calls (only if no buffer is freed "
-     "while the communicator lives); 0: drop them at the end of each call."},
+     "while the communicator lives); 0: drop them at the end of each call.",
+     ConfigType::kSwitch},
     {"WEFT_IB_RDMACM", "0",
      "1: connect verbs queue pairs through librdmacm (rdma_cm) instead of exchanging QP "
      "numbers through the bootstrap; needs an IP address on the port's netdev (RoCE) or IPoIB "
-     "interface."},
+     "interface.",
+     ConfigType::kSwitch},
     {"WEFT_GPU_RING", "1",
      "1: allreduce, reduce-scatter, reduce (sum, prod, max, min), allgather and broadcast on a "
      "CUDA stream run weft's ring kernel (peer GPU memory within a node, a host proxy between "
      "nodes); 0: stage through host memory; shared: as 1, and also between processes that "
      "share a GPU, whose kernels take turns on it unless MPS runs them together (for MPS, "
-     "and to test CUDA IPC on one GPU)."},
+     "and to test CUDA IPC on one GPU).",
+     ConfigType::kChoice, 0, 0, "0|1|shared"},
     {"WEFT_MAX_CTAS", "8",
      "Most thread blocks (CTAs) weft's ring kernel uses per call (1 to 32); the rest of the GPU "
      "stays free for compute kernels."},
     {"WEFT_NTHREADS", "512",
      "Threads per CTA of weft's ring kernel: 64, 128, 256 or 512 (as NCCL_NTHREADS); fewer "
-     "leave more of each SM's registers and warp slots to compute kernels beside it."},
+     "leave more of each SM's registers and warp slots to compute kernels beside it.",
+     ConfigType::kChoice, 0, 0, "64|128|256|512"},
     {"WEFT_RANK_GPU", "",
      "PCI bus id (or cudaN/nvmlN name) of the GPU this rank drives: its verbs device is that "
      "GPU's nearest NIC. Unset: a device near the rank's CPUs."},
     {"WEFT_BIND_PROGRESS", "1",
      "1: run the progress thread on the CPUs near this rank's NIC or GPU (within the "
-     "process's affinity); 0: leave it where the OS puts it."},
+     "process's affinity); 0: leave it where the OS puts it.",
+     ConfigType::kSwitch},
     {"WEFT_TOPO_FILE", "",
      "Read the machine from this hwloc XML or NCCL/RCCL topology file instead of discovering "
      "it."},

@@ -102,8 +102,7 @@ weftResult_t setUpCommTransports(weftComm* c) {
     if (auto* ib = dynamic_cast<IbTransport*>(t.get())) c->ib = ib;
   }
 #ifdef WEFT_HAVE_VERBS
-  if (c->ib && configString("WEFT_BIND_PROGRESS") != "0")
-    c->progress.setCpus(c->ib->device().nearCpus());
+  if (c->ib && c->config.bindProgress) c->progress.setCpus(c->ib->device().nearCpus());
 #endif
   Doorbell* bell = c->shm ? c->shm->doorbell() : nullptr;
   const int nranks = c->nranks, nstreams = c->tcp->nstreams();

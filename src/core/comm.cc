@@ -178,15 +178,6 @@ weftResult_t readSize(const char* name, int64_t lo, int64_t hi, const char* expe
   return weftSuccess;
 }
 
-// A 0/1 switch that must be written exactly so.
-weftResult_t readSwitch(const char* name, bool* out) {
-  const std::string text = configString(name);
-  if (text != "0" && text != "1")
-    return setError(weftInvalidArgument, "%s=%s: expected 0 or 1", name, text.c_str());
-  *out = text == "1";
-  return weftSuccess;
-}
-
 weftResult_t readAlgo(AlgoId* out) {
   static const struct {
     const char* name;
@@ -244,9 +235,12 @@ weftResult_t readWaitConfig(CommConfig* cfg) {
 // Shared memory and verbs.
 weftResult_t readShmAndIbConfig(CommConfig* cfg) {
   int64_t v = 0;
-  cfg->ibEnabled = configString("WEFT_IB_DISABLE") != "1";
-  cfg->shmEnabled = configString("WEFT_SHM_DISABLE") != "1";
-  cfg->shmMap = configString("WEFT_SHM_MAP") != "0";
+  bool off = false;
+  WEFT_CHECK(configSwitch("WEFT_IB_DISABLE", &off));
+  cfg->ibEnabled = !off;
+  WEFT_CHECK(configSwitch("WEFT_SHM_DISABLE", &off));
+  cfg->shmEnabled = !off;
+  WEFT_CHECK(configSwitch("WEFT_SHM_MAP", &cfg->shmMap));
   WEFT_CHECK(configSize("WEFT_SHM_FIFO", &v));
   cfg->shmFifoBytes = static_cast<size_t>(v);
   cfg->shmFifoSet = configIsSet("WEFT_SHM_FIFO");
@@ -258,17 +252,16 @@ weftResult_t readShmAndIbConfig(CommConfig* cfg) {
   cfg->ibZcopyMin = static_cast<size_t>(v);
   WEFT_CHECK(configSize("WEFT_IB_REG_CACHE", &v));
   cfg->ibRegCacheBytes = static_cast<size_t>(v);
-  cfg->ibRegPersist = configString("WEFT_IB_REG_PERSIST") == "1";
-  return readSwitch("WEFT_IB_RDMACM", &cfg->ibRdmacm);
+  WEFT_CHECK(configSwitch("WEFT_IB_REG_PERSIST", &cfg->ibRegPersist));
+  WEFT_CHECK(configSwitch("WEFT_BIND_PROGRESS", &cfg->bindProgress));
+  return configSwitch("WEFT_IB_RDMACM", &cfg->ibRdmacm);
 }
 
 // The GPU ring: whether it runs, its CTAs and their width.
 weftResult_t readGpuConfig(CommConfig* cfg) {
   int64_t v = 0;
-  const std::string gpuRing = configString("WEFT_GPU_RING");
-  if (gpuRing != "0" && gpuRing != "1" && gpuRing != "shared")
-    return setError(weftInvalidArgument, "WEFT_GPU_RING=%s: expected 0, 1 or shared",
-                    gpuRing.c_str());
+  std::string gpuRing;
+  WEFT_CHECK(configChoice("WEFT_GPU_RING", &gpuRing));
   cfg->gpuRing = gpuRing != "0";
   cfg->gpuRingShared = gpuRing == "shared";
   const std::string maxCtas = "1 to " + std::to_string(kMaxP2pChannels);
@@ -276,10 +269,8 @@ weftResult_t readGpuConfig(CommConfig* cfg) {
   cfg->maxCtas = static_cast<int>(v);
   // The kernels' loops take any width; these four are NCCL_NTHREADS's, and
   // whole warps.
-  const std::string threads = configString("WEFT_NTHREADS");
-  if (threads != "64" && threads != "128" && threads != "256" && threads != "512")
-    return setError(weftInvalidArgument, "WEFT_NTHREADS=%s: expected 64, 128, 256 or 512",
-                    threads.c_str());
+  std::string threads;
+  WEFT_CHECK(configChoice("WEFT_NTHREADS", &threads));
   cfg->ctaThreads = std::stoi(threads);
   return weftSuccess;
 }
@@ -294,8 +285,8 @@ weftResult_t readCommConfig(CommConfig* cfg) {
   WEFT_CHECK(configSize("WEFT_CHUNK", &v));
   cfg->chunkBytes = static_cast<size_t>(v);
   cfg->chunkForced = configIsSet("WEFT_CHUNK");
-  cfg->checkCalls = configString("WEFT_CHECK_CALLS") != "0";
-  cfg->checkThreads = configString("WEFT_CHECK_THREADS") != "0";
+  WEFT_CHECK(configSwitch("WEFT_CHECK_CALLS", &cfg->checkCalls));
+  WEFT_CHECK(configSwitch("WEFT_CHECK_THREADS", &cfg->checkThreads));
   WEFT_CHECK(readSocketConfig(cfg));
   WEFT_CHECK(readWaitConfig(cfg));
   WEFT_CHECK(readShmAndIbConfig(cfg));

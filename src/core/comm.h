@@ -56,6 +56,7 @@ struct CommConfig {
   int64_t yieldUs = static_cast<int64_t>(configDefaultNumber("WEFT_YIELD_US"));
   bool shmEnabled = true;
   bool shmMap = true;        // WEFT_SHM_MAP
+  bool bindProgress = true;  // WEFT_BIND_PROGRESS
   bool checkCalls = true;    // WEFT_CHECK_CALLS: collective-mismatch headers
   bool checkThreads = true;  // WEFT_CHECK_THREADS: headers carry the thread turn
   size_t shmFifoBytes = 2 << 20;

@@ -195,6 +195,14 @@ TEST(ReadCommConfig, DefaultsAndBadValues) {
       {"WEFT_SHM_FIFO", "1K", "WEFT_SHM_FIFO=1K: expected a size from 4K to 1G"},
       {"WEFT_IB_QPS_PER_CONNECTION", "0", "WEFT_IB_QPS_PER_CONNECTION=0: expected 1 to 16"},
       {"WEFT_IB_RDMACM", "yes", "WEFT_IB_RDMACM=yes: expected 0 or 1"},
+      // Every 0/1 switch: a value that used to pass silently as the default.
+      {"WEFT_SHM_DISABLE", "yes", "WEFT_SHM_DISABLE=yes: expected 0 or 1"},
+      {"WEFT_IB_DISABLE", "true", "WEFT_IB_DISABLE=true: expected 0 or 1"},
+      {"WEFT_SHM_MAP", "off", "WEFT_SHM_MAP=off: expected 0 or 1"},
+      {"WEFT_IB_REG_PERSIST", "2", "WEFT_IB_REG_PERSIST=2: expected 0 or 1"},
+      {"WEFT_CHECK_CALLS", "", "WEFT_CHECK_CALLS=: expected 0 or 1"},
+      {"WEFT_CHECK_THREADS", "no", "WEFT_CHECK_THREADS=no: expected 0 or 1"},
+      {"WEFT_BIND_PROGRESS", "y", "WEFT_BIND_PROGRESS=y: expected 0 or 1"},
       {"WEFT_SOCKET_PER_DIRECTION", "lots",
        "WEFT_SOCKET_PER_DIRECTION=lots: expected 0 (off) or a size"},
       {"WEFT_GPU_RING", "2", "WEFT_GPU_RING=2: expected 0, 1 or shared"},
@@ -241,6 +249,27 @@ TEST(ReadCommConfig, DefaultsAndBadValues) {
     EXPECT_EQ(ring.gpuRingShared, std::string(value) == "shared") << value;
   }
   unsetenv("WEFT_GPU_RING");
+  setenv("WEFT_SHM_DISABLE", "1", 1);
+  setenv("WEFT_CHECK_CALLS", "0", 1);
+  weft::CommConfig off;
+  ASSERT_EQ(weft::readCommConfig(&off), weftSuccess) << weft::lastError();
+  EXPECT_FALSE(off.shmEnabled);
+  EXPECT_FALSE(off.checkCalls);
+  unsetenv("WEFT_SHM_DISABLE");
+  unsetenv("WEFT_CHECK_CALLS");
+}
+
+// The typed readers hold each knob to its row's type: asking a size knob for
+// a switch is a programming error, not the user's.
+TEST(ConfigTypes, ReadersCheckTheRowsType) {
+  bool on = false;
+  std::string word;
+  EXPECT_EQ(weft::configSwitch("WEFT_CHUNK", &on), weftInternalError);
+  EXPECT_EQ(weft::configChoice("WEFT_SHM_DISABLE", &word), weftInternalError);
+  EXPECT_EQ(weft::configSwitch("WEFT_SHM_MAP", &on), weftSuccess);
+  EXPECT_TRUE(on);  // the table's default
+  EXPECT_EQ(weft::configChoice("WEFT_NTHREADS", &word), weftSuccess);
+  EXPECT_EQ(word, "512");
 }
 
 }  // namespace
