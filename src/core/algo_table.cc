@@ -176,18 +176,15 @@ AlgoPick pickNodeRow(const Sel& s) {
 }
 
 // ---- The GPU ring: calls on a CUDA stream, alone (selectGpuRing).
-const NodeRow kGpuRingRow = {AlgoId::kGpuRing, kAR | kAG | kRS | kBC | kRD, [](const Sel& s) {
-                               if (s.forced != AlgoId::kAuto && s.forced != AlgoId::kGpuRing)
-                                 return false;
-                               if (s.comm->p2pRing.state != P2pRing::State::kOn || s.bytes == 0)
-                                 return false;
-                               const CollKind k = s.call.kind;
-                               if (k == CollKind::kAllGather || k == CollKind::kBroadcast)
-                                 return true;
-                               const weftRedOp_t op = s.call.args.op;
-                               return op == weftSum || op == weftProd || op == weftMax ||
-                                      op == weftMin;
-                             }};
+const NodeRow kGpuRingRow = {
+    AlgoId::kGpuRing, kAR | kAG | kRS | kBC | kRD, [](const Sel& s) {
+      if (s.forced != AlgoId::kAuto && s.forced != AlgoId::kGpuRing) return false;
+      if (s.comm->peerRing.state != GpuPeerRing::State::kOn || s.bytes == 0) return false;
+      const CollKind k = s.call.kind;
+      if (k == CollKind::kAllGather || k == CollKind::kBroadcast) return true;
+      const weftRedOp_t op = s.call.args.op;
+      return op == weftSum || op == weftProd || op == weftMax || op == weftMin;
+    }};
 
 void logPick(const weftComm* comm, const Call& call, size_t bytes, const AlgoPick& pick) {
   thread_local size_t lastBytes = 0;

@@ -173,7 +173,7 @@ weftResult_t initSteps(weftComm* c, int nranks, const UniqueIdBody& id, int rank
   fillContext(c);
   WEFT_CHECK(setUpLocalCopy(c));
   WEFT_CHECK(setupTopoAndTuner(c));
-  WEFT_CHECK(setUpP2pRing(c));
+  WEFT_CHECK(setUpGpuPeerRing(c));
   // Every rank is connected before any returns: a later collective never meets a half-built peer.
   if (nranks > 1) WEFT_CHECK(c->bootstrap->barrier());
   WEFT_INFO(INIT, "rank %d of %d ready (%d TCP stream(s) per peer, chunk %zu B)", rank, nranks,

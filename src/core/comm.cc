@@ -264,8 +264,8 @@ weftResult_t readGpuConfig(CommConfig* cfg) {
   WEFT_CHECK(configChoice("WEFT_GPU_RING", &gpuRing));
   cfg->gpuRing = gpuRing != "0";
   cfg->gpuRingShared = gpuRing == "shared";
-  const std::string maxCtas = "1 to " + std::to_string(kMaxP2pChannels);
-  WEFT_CHECK(readSize("WEFT_MAX_CTAS", 1, kMaxP2pChannels, maxCtas.c_str(), &v));
+  const std::string maxCtas = "1 to " + std::to_string(kMaxPeerRingChannels);
+  WEFT_CHECK(readSize("WEFT_MAX_CTAS", 1, kMaxPeerRingChannels, maxCtas.c_str(), &v));
   cfg->maxCtas = static_cast<int>(v);
   // The kernels' loops take any width; these four are NCCL_NTHREADS's, and
   // whole warps.
@@ -329,7 +329,7 @@ weftComm::~weftComm() {
   if (streamStaging)
     streamsPast = streamStaging->shutdown(
         std::min(closeBy, weft::Clock::now() + std::chrono::milliseconds(100)));
-  weft::closeP2pRing(this, streamsPast);
+  weft::closeGpuPeerRing(this, streamsPast);
   copy.reset();
   board.reset();
   channels.reset();

@@ -121,7 +121,7 @@ struct weftComm {
   std::unique_ptr<weft::StagingPool> streamStaging;
   // The p2p channels of the GPU ring (allreduce, allgather, reduce-scatter on a stream, device/
   // device_ring.h), set up at init (device/gpu_peer_ring.h).
-  weft::P2pRing p2pRing;
+  weft::GpuPeerRing peerRing;
   uint64_t seq = 0;  // collectives issued on this communicator
   // Collectives put on the wire (count > 0 or barrier) and the header that
   // checks every rank makes the same one (base/call_header.h).

@@ -19,12 +19,12 @@
 namespace weft {
 namespace {
 
-static_assert(kMaxP2pChannels == dev::kMaxRingCtas, "one p2p channel per CTA");
+static_assert(kMaxPeerRingChannels == dev::kMaxRingCtas, "one p2p channel per CTA");
 
 // Each channel's message counts once a call is over: the proxy's goal.
 struct RingEnd {
-  uint64_t send[kMaxP2pChannels];
-  uint64_t recv[kMaxP2pChannels];
+  uint64_t send[kMaxPeerRingChannels];
+  uint64_t recv[kMaxPeerRingChannels];
 };
 
 // A CTA is worth its launch from this many bytes of the call on.
@@ -134,7 +134,7 @@ weftResult_t waitKernel(weftComm* comm, StagingBlock* block, uint32_t gen, const
   Backoff backoff(comm->config.spinUs, comm->config.yieldUs);
   Clock::time_point nextPeek = Clock::now();
   Clock::time_point goneAt = Clock::time_point::min();  // when a departed peer was first seen
-  RingProxy& proxy = comm->p2pRing.proxy;
+  RingProxy& proxy = comm->peerRing.proxy;
   const bool proxied = proxy.active();
   auto finished = [&] {
     return flagReached(__atomic_load_n(block->freed, __ATOMIC_ACQUIRE), gen) &&
@@ -177,7 +177,7 @@ weftResult_t waitKernel(weftComm* comm, StagingBlock* block, uint32_t gen, const
 // `end`: each channel's message count once the call is over (the proxy's goal).
 weftResult_t watchRingCall(weftComm* comm, const Call& call, StagingBlock* block, uint32_t gen,
                            const RingEnd& end) {
-  comm->p2pRing.proxy.beginCall(end.send, end.recv);
+  comm->peerRing.proxy.beginCall(end.send, end.recv);
   weftResult_t r = waitStreamReady(comm, block, gen, call);
   if (r == weftSuccess && comm->config.checkCalls) r = checkCallOnly(comm, call);
   if (r != weftSuccess) giveUp(comm, block, r);
@@ -218,7 +218,7 @@ int32_t ringKindOf(CollKind kind) {
 // each channel's outgoing and incoming link through sendMsgs and recvMsgs.
 weftResult_t fillArgs(weftComm* comm, const Call& call, StagingBlock* block, dev::RingCall* args,
                       uint64_t* sendMsgs, uint64_t* recvMsgs) {
-  P2pRing& ring = comm->p2pRing;
+  GpuPeerRing& ring = comm->peerRing;
   std::memset(args, 0, sizeof(*args));
   const void* in = nullptr;
   const void* out = nullptr;
@@ -264,14 +264,14 @@ weftResult_t fillArgs(weftComm* comm, const Call& call, StagingBlock* block, dev
 }  // namespace
 
 int ringCtasFor(const weftComm* comm, uint64_t linkBytes) {
-  const P2pRing& ring = comm->p2pRing;
-  if (ring.state != P2pRing::State::kOn || linkBytes == 0) return 0;
+  const GpuPeerRing& ring = comm->peerRing;
+  if (ring.state != GpuPeerRing::State::kOn || linkBytes == 0) return 0;
   const uint64_t want = linkBytes / kCtaMinBytes + (linkBytes % kCtaMinBytes != 0 ? 1 : 0);
   return want > static_cast<uint64_t>(ring.channels) ? ring.channels : static_cast<int>(want);
 }
 
 weftResult_t enqueueRingCall(weftComm* comm, const Call& call) {
-  P2pRing& ring = comm->p2pRing;
+  GpuPeerRing& ring = comm->peerRing;
   DeviceRuntime* rt = deviceRuntime();
   const int device = deviceOfBuffers(call, 2);  // a ring call has both (count > 0)
   if (device >= 0 && device != ring.device)
@@ -285,7 +285,7 @@ weftResult_t enqueueRingCall(weftComm* comm, const Call& call) {
   // Held: the watch below reads the block's "freed" (staging_pool.h).
   WEFT_CHECK(comm->streamStaging->acquire(sizeof(dev::RingCall), &block, true));
   auto* args = reinterpret_cast<dev::RingCall*>(block->data);
-  uint64_t sendMsgs[kMaxP2pChannels] = {}, recvMsgs[kMaxP2pChannels] = {};
+  uint64_t sendMsgs[kMaxPeerRingChannels] = {}, recvMsgs[kMaxPeerRingChannels] = {};
   weftResult_t r = fillArgs(comm, call, block, args, sendMsgs, recvMsgs);
   if (r != weftSuccess) {
     comm->streamStaging->release(block);
@@ -321,7 +321,7 @@ weftResult_t enqueueRingCall(weftComm* comm, const Call& call) {
     return r;
   }
   RingEnd end;
-  for (int c = 0; c < kMaxP2pChannels; ++c) {
+  for (int c = 0; c < kMaxPeerRingChannels; ++c) {
     end.send[c] = ring.sendSeq[c] += sendMsgs[c];
     end.recv[c] = ring.recvSeq[c] += recvMsgs[c];
   }

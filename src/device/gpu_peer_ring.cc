@@ -79,7 +79,7 @@ std::string sharedGpu(const std::vector<Vote>& votes, const std::vector<RankPlac
   return "";
 }
 
-void release(P2pRing& ring) {
+void release(GpuPeerRing& ring) {
   DeviceRuntime* rt = deviceRuntime();
   releaseRingRdma(&ring.rdma);
   if (ring.prev != nullptr && ring.prev != ring.next) rt->closePeer(ring.prev);
@@ -94,9 +94,9 @@ void release(P2pRing& ring) {
 }
 
 void turnOff(weftComm* comm, const std::string& why) {
-  release(comm->p2pRing);
-  comm->p2pRing.state = P2pRing::State::kOff;
-  comm->p2pRing.offWhy = why;
+  release(comm->peerRing);
+  comm->peerRing.state = GpuPeerRing::State::kOff;
+  comm->peerRing.offWhy = why;
   WEFT_INFO(COLL, "rank %d: collectives on a stream are host-staged: %s", comm->rank, why.c_str());
 }
 
@@ -127,7 +127,7 @@ void placeFifo(unsigned char* base, size_t at, dev::Channel* ch) {
 
 // The channels of CTA c once both neighbours' memory is mapped (or, across
 // nodes, the proxy's FIFOs are allocated).
-weftResult_t buildChannels(P2pRing& ring) {
+weftResult_t buildChannels(GpuPeerRing& ring) {
   DeviceRuntime* rt = deviceRuntime();
   auto* mine = static_cast<unsigned char*>(ring.mine);
   unsigned char* outbox = nullptr;  // device addresses of the proxy FIFOs
@@ -170,7 +170,7 @@ weftResult_t buildChannels(P2pRing& ring) {
 // Maps the neighbours on our node. A mapping that fails (no peer access
 // between the GPUs, say) is not fatal: that edge will go through the proxy.
 void mapNeighbours(weftComm* comm, int device, const std::vector<Vote>& votes, Mapped* mapped) {
-  P2pRing& ring = comm->p2pRing;
+  GpuPeerRing& ring = comm->peerRing;
   DeviceRuntime* rt = deviceRuntime();
   const uint64_t node = comm->places[static_cast<size_t>(comm->rank)].node;
   std::string why;
@@ -195,7 +195,7 @@ void mapNeighbours(weftComm* comm, int device, const std::vector<Vote>& votes, M
 // are on one node and both mapped, else the proxy), drops the mappings no
 // edge uses, makes the proxy FIFOs and the channels; false with *why.
 bool buildEdges(weftComm* comm, const std::vector<Mapped>& all, std::string* why) {
-  P2pRing& ring = comm->p2pRing;
+  GpuPeerRing& ring = comm->peerRing;
   DeviceRuntime* rt = deviceRuntime();
   const uint64_t node = comm->places[static_cast<size_t>(comm->rank)].node;
   auto away = [&](int rank) { return comm->places[static_cast<size_t>(rank)].node != node; };
@@ -255,7 +255,7 @@ bool buildEdges(weftComm* comm, const std::vector<Mapped>& all, std::string* why
 }
 
 // The INFO line's account of the network edges.
-std::string proxyNote(const P2pRing& ring) {
+std::string proxyNote(const GpuPeerRing& ring) {
   std::string note;
   if (ring.outbox != nullptr)
     note += "; to rank " + std::to_string(ring.nextRank) + " through the host proxy";
@@ -270,7 +270,7 @@ std::string proxyNote(const P2pRing& ring) {
 // memory), with how many channels, on which GPU. *on false: the ring is
 // turned off (turnOff says why), which is no error.
 weftResult_t voteOnRing(weftComm* comm, int* device, std::vector<Vote>* votes, bool* on) {
-  P2pRing& ring = comm->p2pRing;
+  GpuPeerRing& ring = comm->peerRing;
   DeviceRuntime* rt = deviceRuntime();
   *on = false;
   Vote mine{};
@@ -318,7 +318,7 @@ weftResult_t voteOnRing(weftComm* comm, int* device, std::vector<Vote>* votes, b
 // false: some rank could not, and the ring is turned off.
 weftResult_t connectRing(weftComm* comm, int device, const std::vector<Vote>& votes,
                          std::vector<Ready>* readies, bool* on) {
-  P2pRing& ring = comm->p2pRing;
+  GpuPeerRing& ring = comm->peerRing;
   const int n = comm->nranks;
   *on = false;
   ring.device = device;
@@ -362,7 +362,7 @@ weftResult_t connectRing(weftComm* comm, int device, const std::vector<Vote>& vo
 
 // Every rank: may it take part, then (all may) map both neighbours.
 weftResult_t setUp(weftComm* comm) {
-  P2pRing& ring = comm->p2pRing;
+  GpuPeerRing& ring = comm->peerRing;
   int device = -1;
   bool on = false;
   std::vector<Vote> votes;
@@ -373,7 +373,7 @@ weftResult_t setUp(weftComm* comm) {
   if (!on) return weftSuccess;
   settleRingRdma(&ring, comm->ib ? comm->ib->rdma() : nullptr, readies[comm->rank].rdma,
                  readies[ring.nextRank].rdma, readies[ring.prevRank].rdma);
-  ring.state = P2pRing::State::kOn;
+  ring.state = GpuPeerRing::State::kOn;
   WEFT_INFO(COLL,
             "rank %d: allreduce, allgather, reduce-scatter, broadcast and reduce on a stream run "
             "the GPU ring kernel on device %d: up to %d CTAs, %u slots of %u bytes per channel%s",
@@ -383,25 +383,25 @@ weftResult_t setUp(weftComm* comm) {
 
 }  // namespace
 
-weftResult_t setUpP2pRing(weftComm* comm) {
+weftResult_t setUpGpuPeerRing(weftComm* comm) {
   if (comm->nranks < 2) {
-    comm->p2pRing.state = P2pRing::State::kOff;
-    comm->p2pRing.offWhy = "a single rank";
+    comm->peerRing.state = GpuPeerRing::State::kOff;
+    comm->peerRing.offWhy = "a single rank";
     return weftSuccess;
   }
   return setUp(comm);
 }
 
-void closeP2pRing(weftComm* comm, bool streamsPast) {
-  P2pRing& ring = comm->p2pRing;
-  if (ring.state != P2pRing::State::kOn) return;
+void closeGpuPeerRing(weftComm* comm, bool streamsPast) {
+  GpuPeerRing& ring = comm->peerRing;
+  if (ring.state != GpuPeerRing::State::kOn) return;
   if (streamsPast) {
     release(ring);
   } else {
     WEFT_INFO(COLL, "rank %d: a stream may still run a ring kernel: its FIFO memory is left mapped",
               comm->rank);
   }
-  ring.state = P2pRing::State::kOff;
+  ring.state = GpuPeerRing::State::kOff;
 }
 
 }  // namespace weft

@@ -44,9 +44,9 @@ struct weftComm;
 
 namespace weft {
 
-constexpr int kMaxP2pChannels = 32;  // = dev::kMaxRingCtas (checked in device_ring_call.cc)
+constexpr int kMaxPeerRingChannels = 32;  // = dev::kMaxRingCtas (checked in device_ring_call.cc)
 
-struct P2pRing {
+struct GpuPeerRing {
   enum class State { kUnset, kOn, kOff };
   State state = State::kUnset;
   std::string offWhy;                // kOff: why every rank stages instead
@@ -64,17 +64,17 @@ struct P2pRing {
   std::string proxyWhy;       // why an edge inside a node uses the proxy ("": none does)
   int32_t* rankAt = nullptr;  // pinned: [ring position] -> rank
   const int32_t* rankAtDevice = nullptr;  // the kernels' address of it
-  dev::Channel send[kMaxP2pChannels];
-  dev::Channel recv[kMaxP2pChannels];
-  uint64_t sendSeq[kMaxP2pChannels] = {};  // messages each channel carried so far: out
-  uint64_t recvSeq[kMaxP2pChannels] = {};  // and in
+  dev::Channel send[kMaxPeerRingChannels];
+  dev::Channel recv[kMaxPeerRingChannels];
+  uint64_t sendSeq[kMaxPeerRingChannels] = {};  // messages each channel carried so far: out
+  uint64_t recvSeq[kMaxPeerRingChannels] = {};  // and in
 };
 
 // At communicator init, every rank (see the top of this file). An error is a
 // failed bootstrap exchange (a peer gone).
-weftResult_t setUpP2pRing(weftComm* comm);
+weftResult_t setUpGpuPeerRing(weftComm* comm);
 // At destroy: frees the FIFOs and closes the peers' mappings, unless a
 // kernel may still be running (streamsPast false): then they are left alone.
-void closeP2pRing(weftComm* comm, bool streamsPast);
+void closeGpuPeerRing(weftComm* comm, bool streamsPast);
 
 }  // namespace weft

@@ -64,7 +64,7 @@ void pointAtGpu(dev::Channel* channels, int n, void* slots) {
 
 }  // namespace
 
-void offerRingRdma(weftComm* comm, P2pRing* ring, RingRdmaOffer* offer) {
+void offerRingRdma(weftComm* comm, GpuPeerRing* ring, RingRdmaOffer* offer) {
   *offer = RingRdmaOffer{};
   RdmaMemory* memory = comm->ib ? comm->ib->rdma() : nullptr;
   RingRdma& rdma = ring->rdma;
@@ -102,7 +102,7 @@ void offerRingRdma(weftComm* comm, P2pRing* ring, RingRdmaOffer* offer) {
   }
 }
 
-void settleRingRdma(P2pRing* ring, RdmaMemory* memory, const RingRdmaOffer& mine,
+void settleRingRdma(GpuPeerRing* ring, RdmaMemory* memory, const RingRdmaOffer& mine,
                     const RingRdmaOffer& next, const RingRdmaOffer& prev) {
   RingRdma& rdma = ring->rdma;
   DeviceRuntime* rt = deviceRuntime();

@@ -29,7 +29,7 @@ struct weftComm;
 
 namespace weft {
 
-struct P2pRing;
+struct GpuPeerRing;
 
 // One rank's offer, in the allgather (fixed layout, host byte order).
 struct RingRdmaOffer {
@@ -53,11 +53,11 @@ struct RingRdma {
 // Before the allgather, once the proxy FIFOs exist: registers what this rank
 // can and fills *offer. Never fails: an edge that cannot be written
 // one-sided keeps the frames.
-void offerRingRdma(weftComm* comm, P2pRing* ring, RingRdmaOffer* offer);
+void offerRingRdma(weftComm* comm, GpuPeerRing* ring, RingRdmaOffer* offer);
 // After it, with the offers of rank + 1 and rank - 1: sets the proxy's put
 // modes and points the kernel's channels at the GPU slots where those carry
 // the edge; frees what no edge uses.
-void settleRingRdma(P2pRing* ring, RdmaMemory* memory, const RingRdmaOffer& mine,
+void settleRingRdma(GpuPeerRing* ring, RdmaMemory* memory, const RingRdmaOffer& mine,
                     const RingRdmaOffer& next, const RingRdmaOffer& prev);
 void releaseRingRdma(RingRdma* rdma);
 

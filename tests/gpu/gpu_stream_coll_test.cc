@@ -48,10 +48,10 @@ class GpuStream : public ::testing::Test {
     const bool wantRing = ring == nullptr || std::string(ring) != "0";
     for (weftComm_t c : comms_) {
       if (wantRing) {
-        ASSERT_EQ(c->p2pRing.state, weft::P2pRing::State::kOn)
-            << "2 ranks of one process on one GPU must get the GPU ring: " << c->p2pRing.offWhy;
+        ASSERT_EQ(c->peerRing.state, weft::GpuPeerRing::State::kOn)
+            << "2 ranks of one process on one GPU must get the GPU ring: " << c->peerRing.offWhy;
       } else {
-        ASSERT_NE(c->p2pRing.state, weft::P2pRing::State::kOn) << "WEFT_GPU_RING=0 must stage";
+        ASSERT_NE(c->peerRing.state, weft::GpuPeerRing::State::kOn) << "WEFT_GPU_RING=0 must stage";
       }
     }
     for (auto& s : streams_)

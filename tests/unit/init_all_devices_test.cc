@@ -40,8 +40,8 @@ class InitAllDevices : public ::testing::Test {
   }
   // "" when rank r's ring is on, on `device`.
   std::string ringOn(int r, int device) const {
-    const weft::P2pRing& ring = comms_[r]->p2pRing;
-    if (ring.state != weft::P2pRing::State::kOn)
+    const weft::GpuPeerRing& ring = comms_[r]->peerRing;
+    if (ring.state != weft::GpuPeerRing::State::kOn)
       return "rank " + std::to_string(r) + ": ring off: " + ring.offWhy;
     if (ring.device != device)
       return "rank " + std::to_string(r) + ": ring on device " + std::to_string(ring.device) +

@@ -26,7 +26,7 @@ class SpyRingComms {
     inited_ = weftCommInitAll(comms_, kRanks, nullptr) == weftSuccess;
     ok_ = inited_;
     for (int r = 0; r < kRanks && inited_; ++r) {
-      ok_ = ok_ && comms_[r]->p2pRing.state == weft::P2pRing::State::kOn;
+      ok_ = ok_ && comms_[r]->peerRing.state == weft::GpuPeerRing::State::kOn;
       streams_[r] = weft::fake::streamCreate();
       bufs_[r] = static_cast<float*>(weft::fake::deviceAlloc(capacity * sizeof(float)));
       weft::fake::deviceMemset(bufs_[r], 0, capacity * sizeof(float));

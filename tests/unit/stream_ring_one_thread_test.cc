@@ -32,7 +32,8 @@ class StreamRingOneThread : public ::testing::Test {
     weft::setDeviceRuntimeForTesting(fake::runtime());
     ASSERT_EQ(weftCommInitAll(comms_, kRanks, nullptr), weftSuccess) << weftGetLastError(nullptr);
     for (int r = 0; r < kRanks; ++r) {
-      ASSERT_EQ(comms_[r]->p2pRing.state, weft::P2pRing::State::kOn) << comms_[r]->p2pRing.offWhy;
+      ASSERT_EQ(comms_[r]->peerRing.state, weft::GpuPeerRing::State::kOn)
+          << comms_[r]->peerRing.offWhy;
       streams_[r] = fake::streamCreate();
     }
   }
@@ -273,10 +274,10 @@ TEST_F(StreamRingOneThread, TheGpuRingIsARowThatWeftAlgoFilters) {
   EXPECT_FALSE(weft::selectGpuRing(c, call(CollKind::kAllReduce, 16, weftSum)));
 
   comms_[1]->config.algo = AlgoId::kRing;
-  const uint64_t before = c->p2pRing.sendSeq[0];
+  const uint64_t before = c->peerRing.sendSeq[0];
   EXPECT_EQ(allReduce(weftFloat32, weftSum, 1031, false), "");
-  EXPECT_EQ(c->p2pRing.sendSeq[0], before) << "WEFT_ALGO=ring still ran the GPU ring";
+  EXPECT_EQ(c->peerRing.sendSeq[0], before) << "WEFT_ALGO=ring still ran the GPU ring";
   for (int r = 0; r < kRanks; ++r) comms_[r]->config.algo = AlgoId::kAuto;
   EXPECT_EQ(allReduce(weftFloat32, weftSum, 1031, false), "");
-  EXPECT_GT(c->p2pRing.sendSeq[0], before) << "auto did not run the GPU ring";
+  EXPECT_GT(c->peerRing.sendSeq[0], before) << "auto did not run the GPU ring";
 }

@@ -47,8 +47,8 @@ class StreamStagingThread : public ::testing::Test {
     spy_->ring = ring;
     ASSERT_EQ(weftCommInitAll(comms_, kRanks, nullptr), weftSuccess) << weftGetLastError(nullptr);
     for (int r = 0; r < kRanks; ++r) {
-      ASSERT_EQ(comms_[r]->p2pRing.state == weft::P2pRing::State::kOn, ring)
-          << comms_[r]->p2pRing.offWhy;
+      ASSERT_EQ(comms_[r]->peerRing.state == weft::GpuPeerRing::State::kOn, ring)
+          << comms_[r]->peerRing.offWhy;
       streams_[r] = fake::streamCreate();
       bufs_[r] = static_cast<float*>(fake::deviceAlloc(kCount * sizeof(float)));
       fake::deviceMemset(bufs_[r], 0, kCount * sizeof(float));
