@@ -61,8 +61,8 @@ const ConfigVar kConfigVars[] = {
      "tree (double binary tree allreduce), hier (inside nodes, then across), rd (recursive "
      "doubling allreduce, across nodes after the node's reduce-scatter where every node has "
      "the same ranks), rhd (recursive halving-doubling allreduce) or gpu-ring (calls on a CUDA "
-     "stream on the GPU ring only). Calls on a CUDA stream take the GPU ring under auto and "
-     "gpu-ring; any other value stages them through host memory with that algorithm."},
+     "stream on the GPU ring only). Calls on a CUDA stream take the GPU ring under auto, ring "
+     "and gpu-ring; any other value stages them through host memory with that algorithm."},
     {"WEFT_TUNE_NET", "",
      "Declare the link between nodes for the tuner as 'LATENCY_US,GBPS' (e.g. 200,0.125); "
      "unset, it is measured at init."},

@@ -178,7 +178,9 @@ AlgoPick pickNodeRow(const Sel& s) {
 // ---- The GPU ring: calls on a CUDA stream, alone (selectGpuRing).
 const NodeRow kGpuRingRow = {
     AlgoId::kGpuRing, kAR | kAG | kRS | kBC | kRD, [](const Sel& s) {
-      if (s.forced != AlgoId::kAuto && s.forced != AlgoId::kGpuRing) return false;
+      // A forced ring is the ring on either executor.
+      if (s.forced != AlgoId::kAuto && s.forced != AlgoId::kRing && s.forced != AlgoId::kGpuRing)
+        return false;
       if (s.comm->peerRing.state != GpuPeerRing::State::kOn || s.bytes == 0) return false;
       const CollKind k = s.call.kind;
       if (k == CollKind::kAllGather || k == CollKind::kBroadcast) return true;

@@ -43,7 +43,7 @@ weftResult_t runSelected(weftComm* comm, const Call& call, size_t bytes);
 // above. It applies when the ring is on and the call is an allreduce,
 // reduce-scatter or reduce with a ring op (sum, prod, max, min), an
 // allgather or a broadcast, of at least one element; WEFT_ALGO other than
-// auto or gpu-ring filters it out.
+// auto, ring (the ring on either executor) or gpu-ring filters it out.
 bool selectGpuRing(const weftComm* comm, const Call& call);
 
 // Limits of the one-round forms outside the model (one node, auto mode): a

@@ -253,7 +253,7 @@ TEST_F(StreamRingOneThread, PreMulSumReadsDeviceScalarInStreamOrder) {
 }  // namespace
 
 // The selection table's GPU-ring row: its kinds and ops, at least one element,
-// and WEFT_ALGO as a filter (another algorithm stages the calls through host
+// and WEFT_ALGO as a filter (ring keeps it; tree stages the calls through host
 // memory: the results stay right and the ring's channels carry nothing).
 TEST_F(StreamRingOneThread, TheGpuRingIsARowThatWeftAlgoFilters) {
   using weft::AlgoId;
@@ -270,13 +270,15 @@ TEST_F(StreamRingOneThread, TheGpuRingIsARowThatWeftAlgoFilters) {
   EXPECT_FALSE(weft::selectGpuRing(c, call(CollKind::kAllToAll, 16, weftSum)));
   c->config.algo = AlgoId::kGpuRing;
   EXPECT_TRUE(weft::selectGpuRing(c, call(CollKind::kAllReduce, 16, weftSum)));
-  c->config.algo = AlgoId::kRing;
+  c->config.algo = AlgoId::kRing;  // the ring on either executor
+  EXPECT_TRUE(weft::selectGpuRing(c, call(CollKind::kAllReduce, 16, weftSum)));
+  c->config.algo = AlgoId::kTree;
   EXPECT_FALSE(weft::selectGpuRing(c, call(CollKind::kAllReduce, 16, weftSum)));
 
-  comms_[1]->config.algo = AlgoId::kRing;
+  comms_[1]->config.algo = AlgoId::kTree;
   const uint64_t before = c->peerRing.sendSeq[0];
   EXPECT_EQ(allReduce(weftFloat32, weftSum, 1031, false), "");
-  EXPECT_EQ(c->peerRing.sendSeq[0], before) << "WEFT_ALGO=ring still ran the GPU ring";
+  EXPECT_EQ(c->peerRing.sendSeq[0], before) << "WEFT_ALGO=tree still ran the GPU ring";
   for (int r = 0; r < kRanks; ++r) comms_[r]->config.algo = AlgoId::kAuto;
   EXPECT_EQ(allReduce(weftFloat32, weftSum, 1031, false), "");
   EXPECT_GT(c->peerRing.sendSeq[0], before) << "auto did not run the GPU ring";
