@@ -60,24 +60,48 @@ double configDefaultNumber(const char* name) {
   return std::strtod(var->defaultValue, nullptr);
 }
 
-weftResult_t configSize(const char* name, int64_t* out) {
+namespace {
+// A typed knob's row, or nullptr (weftInternalError: a reader asked the wrong kind).
+const ConfigVar* typedRow(const char* name, ConfigType type, const char* kind) {
   const ConfigVar* var = findVar(name);
+  if (var != nullptr && var->type == type) return var;
+  setError(weftInternalError, "%s is not a %s knob", name, kind);
+  return nullptr;
+}
+
+// The one sentence a malformed typed knob gets.
+weftResult_t refuse(const ConfigVar& var, const std::string& text) {
+  return setError(weftInvalidArgument, "%s=%s: expected %s", var.name, text.c_str(),
+                  configAccepts(var).c_str());
+}
+}  // namespace
+
+weftResult_t configSize(const char* name, int64_t* out) {
+  const ConfigVar* var = typedRow(name, ConfigType::kSize, "size");
+  if (var == nullptr) return weftInternalError;
   const std::string text = configString(name);
-  if (var == nullptr || var->type != ConfigType::kSize)
-    return setError(weftInternalError, "%s is not a size knob", name);
-  if (!parseSize(text, out) || *out < var->lo || *out > var->hi)
-    return setError(weftInvalidArgument, "%s=%s: expected %s", name, text.c_str(), var->expected);
+  if (!parseSize(text, out) || *out < var->lo || *out > var->hi) return refuse(*var, text);
   return weftSuccess;
 }
 
 weftResult_t configSwitch(const char* name, bool* out) {
-  const ConfigVar* var = findVar(name);
+  const ConfigVar* var = typedRow(name, ConfigType::kSwitch, "switch");
+  if (var == nullptr) return weftInternalError;
   const std::string text = configString(name);
-  if (var == nullptr || var->type != ConfigType::kSwitch)
-    return setError(weftInternalError, "%s is not a switch knob", name);
-  if (text != "0" && text != "1")
-    return setError(weftInvalidArgument, "%s=%s: expected 0 or 1", name, text.c_str());
+  if (text != "0" && text != "1") return refuse(*var, text);
   *out = text == "1";
+  return weftSuccess;
+}
+
+weftResult_t configChoice(const char* name, std::string* out) {
+  const ConfigVar* var = typedRow(name, ConfigType::kChoice, "choice");
+  if (var == nullptr) return weftInternalError;
+  const std::string text = configString(name);
+  const std::string words = std::string("|") + var->expected + "|";
+  if (text.empty() || text.find('|') != std::string::npos ||
+      words.find("|" + text + "|") == std::string::npos)
+    return refuse(*var, text);
+  *out = text;
   return weftSuccess;
 }
 
@@ -101,21 +125,6 @@ std::string configAccepts(const ConfigVar& var) {
     default:
       return "";
   }
-}
-
-weftResult_t configChoice(const char* name, std::string* out) {
-  const ConfigVar* var = findVar(name);
-  const std::string text = configString(name);
-  if (var == nullptr || var->type != ConfigType::kChoice)
-    return setError(weftInternalError, "%s is not a choice knob", name);
-  const std::string words = std::string("|") + var->expected + "|";
-  if (!text.empty() && text.find('|') == std::string::npos &&
-      words.find("|" + text + "|") != std::string::npos) {
-    *out = text;
-    return weftSuccess;
-  }
-  return setError(weftInvalidArgument, "%s=%s: expected %s", name, text.c_str(),
-                  configAccepts(*var).c_str());
 }
 
 std::string configString(const char* name) {
