@@ -12,8 +12,7 @@ namespace weft {
 
 weftResult_t waitForAnySender(CollContext& ctx, int after, int* source) {
   const int n = ctx.nranks;
-  const Deadline deadline = Deadline::after(ctx.run.timeoutSec);
-  Backoff backoff(ctx.run.spinUs, ctx.run.yieldUs);
+  Waiter waiter(ctx.run);
   for (;;) {
     for (int k = 1; k <= n; ++k) {
       const int p = (after + k) % n;
@@ -28,14 +27,20 @@ weftResult_t waitForAnySender(CollContext& ctx, int after, int* source) {
       }
       if (got == 0) WEFT_CHECK(ch->checkPeer());
     }
-    if (ctx.run.abortFlag && ctx.run.abortFlag->load())
-      return setError(weftInvalidUsage, "communicator aborted");
-    if (deadline.expired())
-      return setError(weftTimeout,
-                      "no rank sent to rank %d within WEFT_TIMEOUT=%g s (a receive from any "
-                      "source waits for the first send from any rank)",
-                      ctx.rank, deadline.seconds());
-    backoff.pause();
+    switch (waiter.idle()) {
+      case Waiter::Idle::kAborted:
+        return setError(weftInvalidUsage, "communicator aborted");
+      case Waiter::Idle::kTimedOut:
+        return setError(weftTimeout,
+                        "no rank sent to rank %d within WEFT_TIMEOUT=%g s (a receive from any "
+                        "source waits for the first send from any rank)",
+                        ctx.rank, waiter.timeoutSec());
+      case Waiter::Idle::kSleep:
+        Waiter::nap();
+        break;
+      case Waiter::Idle::kLook:
+        break;
+    }
   }
 }
 

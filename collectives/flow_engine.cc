@@ -38,11 +38,7 @@ inline bool waiting(const FlowState* st, const FlowItem& it) {
 class PlanRunner {
  public:
   PlanRunner(FlowPlan& plan, const FlowRunOptions& opts)
-      : plan_(plan),
-        opts_(opts),
-        nflows_(plan.numFlows()),
-        backoff_(opts.spinUs, opts.yieldUs),
-        idle_(Deadline::after(opts.timeoutSec)) {}
+      : plan_(plan), opts_(opts), nflows_(plan.numFlows()), waiter_(opts) {}
   ~PlanRunner() {  // never leave the doorbell armed on an early return
     if (armed_ && opts_.doorbell) opts_.doorbell->disarm();
   }
@@ -71,9 +67,6 @@ class PlanRunner {
       if (!plan_.isSend(f) && st_[f].haveCur) plan_.onStopped(f, st_[f].next, st_[f].offset);
     return r;
   }
-  bool aborted() const {
-    return opts_.abortFlag && opts_.abortFlag->load(std::memory_order_relaxed);
-  }
 
   FlowPlan& plan_;
   const FlowRunOptions& opts_;
@@ -81,15 +74,13 @@ class PlanRunner {
   FlowState* st_ = nullptr;
   std::vector<pollfd>* pfds_ = nullptr;
   int remaining_ = 0;
-  Backoff backoff_;
+  // WEFT_TIMEOUT without progress (time frozen for the whole process aside:
+  // base/wait.h), restarted after progress.
+  Waiter waiter_;
   bool deathSuspected_ = false;  // a peer's socket closed; confirmed after one more idle pass
   bool armed_ = false;           // doorbell armed, waiting for one more idle pass
   bool armedPoll_ = false;       // armed to sleep in poll() (sockets wait too), not the futex
   uint32_t armedSeq_ = 0;
-  // WEFT_TIMEOUT without progress (time frozen for the whole process aside:
-  // base/wait.h), restarted lazily after progress, off the fast path.
-  Deadline idle_;
-  bool progressSinceCheck_ = false;
 };
 
 weftResult_t PlanRunner::channelFailed(weftResult_t r) {
@@ -270,27 +261,23 @@ weftResult_t PlanRunner::run() {
         armed_ = false;
       }
       deathSuspected_ = false;
-      backoff_.reset();
-      progressSinceCheck_ = true;
+      waiter_.progressed();
       continue;
     }
-    if (aborted()) return setError(weftInvalidUsage, "communicator aborted");
-    if (progressSinceCheck_) {
-      idle_.restart();
-      progressSinceCheck_ = false;
-    }
-    Backoff::Step step = backoff_.next();
-    if (step == Backoff::Step::kSpin) continue;
-    if (step == Backoff::Step::kYield) {
-      sched_yield();
-      continue;
+    switch (waiter_.idle()) {
+      case Waiter::Idle::kLook:
+        continue;
+      case Waiter::Idle::kAborted:
+        return setError(weftInvalidUsage, "communicator aborted");
+      case Waiter::Idle::kTimedOut:
+        return timedOut();
+      case Waiter::Idle::kSleep:
+        break;
     }
     // Sleep until a channel we wait on is ready (or a bounded time, to re-check
     // abort and deadlines).
-    const Waits w = collectWaits();
-    if (idle_.expired()) return timedOut();
     bool again = false;
-    WEFT_CHECK(sleep(w, &again));
+    WEFT_CHECK(sleep(collectWaits(), &again));
   }
   return weftSuccess;
 }

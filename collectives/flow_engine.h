@@ -79,12 +79,9 @@ class FlowRecorder {
   virtual weftResult_t record(const FlowPlan& plan) = 0;
 };
 
-struct FlowRunOptions {
-  const std::atomic<bool>* abortFlag = nullptr;
-  // The knobs' values; a communicator sets them from its configuration.
-  double timeoutSec = configDefaultNumber("WEFT_TIMEOUT");
-  int64_t spinUs = kAutoSpinUs;  // WEFT_SPIN_US
-  int64_t yieldUs = static_cast<int64_t>(configDefaultNumber("WEFT_YIELD_US"));
+// The wait policy (base/wait.h: abort flag and the knobs' values, which a
+// communicator sets from its configuration), and what a run needs besides.
+struct FlowRunOptions : WaitPolicy {
   Doorbell* doorbell = nullptr;  // this rank's, when shared-memory channels are in use
   // When set and pending, the first board publish or flow run of a call sends
   // and checks the call header (base/call_header.h).

@@ -10,14 +10,15 @@
 #include <cstdint>
 
 #include "collectives/coll_context.h"
-#include "transports/shm/shm_transport.h"
+#include "transports/shm/node_memory.h"
 
 namespace weft {
 
 class LocalBoard {
  public:
-  LocalBoard(ShmTransport* shm, int rank, int nranks) : shm_(shm), rank_(rank), nranks_(nranks) {}
-  static constexpr size_t kMaxBytes = kBoardSlotBytes;
+  explicit LocalBoard(NodeMemory* node)
+      : node_(node), rank_(node->rank()), nranks_(node->nranks()) {}
+  static constexpr size_t kMaxBytes = NodeMemory::kBoardBytes;
 
   weftResult_t allReduce(const CollArgs& a, const FlowRunOptions& run);
   weftResult_t allGather(const CollArgs& a, const FlowRunOptions& run);
@@ -25,21 +26,19 @@ class LocalBoard {
   weftResult_t reduce(const CollArgs& a, const FlowRunOptions& run);
   weftResult_t barrier(const FlowRunOptions& run);
 
-  // Publishes `bytes` of `data` (may be 0) as our next call and waits until every
-  // rank published it too; also the barrier the single-copy collectives use.
-  // Returns the call's slot index, valid until our next publishAndWait.
-  weftResult_t publishAndWait(const void* data, size_t bytes, const FlowRunOptions& run, int* slot);
-  const char* slotOf(int rank, int slot) const { return shm_->board(rank)->slot[slot]; }
-  // Publishes `mine` and sets *all to whether every rank published true: how
-  // ranks agree on a choice that each tested for itself.
-  weftResult_t agree(bool mine, const FlowRunOptions& run, bool* all);
+  // NodeMemory::publishAndWait with the call's wait policy and header check:
+  // also the barrier the single-copy collectives use.
+  weftResult_t publishAndWait(const void* data, size_t bytes, const FlowRunOptions& run,
+                              int* slot) {
+    return node_->publishAndWait(data, bytes, run, run.check, slot);
+  }
+  const char* slotOf(int rank, int slot) const { return node_->slotOf(rank, slot); }
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
 
  private:
-  ShmTransport* shm_;
+  NodeMemory* node_;
   int rank_, nranks_;
-  uint64_t seq_ = 0;  // calls published on this board
 };
 
 }  // namespace weft

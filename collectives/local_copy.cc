@@ -1,18 +1,12 @@
 // Single-copy collectives between the user buffers of one node's ranks (see local_copy.h).
 #include "collectives/local_copy.h"
 
-#include <sys/prctl.h>
-#include <sys/uio.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstring>
 
 #include "base/error.h"
 #include "collectives/nontemporal_copy.h"
 #include "collectives/reduce.h"
 #include "collectives/ring_schedule.h"
-#include "collectives/share_probe.h"
 
 namespace weft {
 namespace {
@@ -25,8 +19,6 @@ constexpr size_t kStreamMinBytes = 1 << 20;  // outputs this large skip the cach
 // (all_reduce_perf, 4-128 MiB): 1 MiB pieces 10-45% faster than 4 MiB ones;
 // 512 and 256 KiB no better than 1 MiB.
 constexpr size_t kPieceBytes = 1 << 20;
-constexpr size_t kOutboxBytes = kPieceBytes;        // private buffers up to this are staged
-const uint64_t kProbeWord = 0x5745465450524f42ull;  // what init() reads from every peer
 
 // Runs run(off, len) over [0, total) in steps of `piece`; once, empty, when
 // total is 0 (a count-0 call still meets its peers at the barriers).
@@ -51,69 +43,14 @@ void copyTwice(char* a, char* b, const char* src, size_t bytes) {
 
 }  // namespace
 
-weftResult_t LocalCopy::init(LocalBoard* board, const FlowRunOptions& run, bool mayShare) {
-  board_ = board;
-  const int n = board->nranks(), me = board->rank();
-  // Under Yama's ptrace_scope=1 a peer may only read us if we allow it.
-  prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
-  struct Probe {
-    int64_t pid;
-    uint64_t addr;
-  } mine{getpid(), reinterpret_cast<uint64_t>(&kProbeWord)};
-  int slot = 0;
-  WEFT_CHECK(board->publishAndWait(&mine, sizeof(mine), run, &slot));
-  pids_.assign(n, 0);
-  bool ok = true;
-  for (int p = 0; p < n; ++p) {
-    Probe theirs;
-    std::memcpy(&theirs, board->slotOf(p, slot), sizeof(theirs));
-    pids_[p] = static_cast<pid_t>(theirs.pid);
-    uint64_t word = 0;
-    if (p != me &&
-        (readRemote(p, &word, theirs.addr, sizeof(word)) != weftSuccess || word != kProbeWord))
-      ok = false;
-  }
-  // Everyone must agree, or the ranks would pick different algorithms.
-  WEFT_CHECK(board->agree(ok, run, &usable_));
-  peers_.assign(n, Published{});
-  views_.assign(n, PeerView{});
-  memory_ = std::make_unique<PeerMemory>(n);
-  clearError();  // a failed probe is not an error: we fall back to the FIFOs
-  if (usable_ && mayShare) WEFT_CHECK(probeSharing(board, pids_, run, &sharing_));
-  return weftSuccess;
-}
+const size_t LocalCopy::kOutboxBytes = kPieceBytes;
 
-LocalCopy::~LocalCopy() {
-  memory_.reset();  // peers' mappings first; ours is only freed below
-  if (outbox_ != nullptr) hostFree(outbox_);
-}
-
-weftResult_t LocalCopy::ensureOutbox() {
-  if (outbox_ != nullptr) return weftSuccess;
-  void* mem = nullptr;
-  WEFT_CHECK(hostAlloc(kOutboxBytes, &mem));
-  outbox_ = static_cast<char*>(mem);
-  outboxRegion_ = findHostRegion(outbox_, kOutboxBytes);
-  return weftSuccess;
-}
-
-weftResult_t LocalCopy::readRemote(int peer, void* local, uint64_t remote, size_t bytes) {
-  char* dst = static_cast<char*>(local);
-  while (bytes > 0) {
-    iovec l{dst, bytes};
-    iovec r{reinterpret_cast<void*>(remote), bytes};
-    ssize_t got = process_vm_readv(pids_[peer], &l, 1, &r, 1, 0);
-    if (got <= 0) {
-      if (got < 0 && errno == EINTR) continue;
-      return setError(weftRemoteError, "cannot read local rank %d's memory (pid %d): %s", peer,
-                      pids_[peer], got < 0 ? strerror(errno) : "nothing read");
-    }
-    dst += got;
-    remote += static_cast<uint64_t>(got);
-    bytes -= static_cast<size_t>(got);
-  }
-  return weftSuccess;
-}
+LocalCopy::LocalCopy(LocalBoard* board, NodeMemory* node)
+    : board_(board),
+      node_(node),
+      sharing_(node->sharing()),
+      peers_(node->nranks()),
+      views_(node->nranks()) {}
 
 void LocalCopy::copyOut(void* dst, const void* src, size_t bytes) const {
   if (streamOut_)
@@ -124,7 +61,7 @@ void LocalCopy::copyOut(void* dst, const void* src, size_t bytes) const {
 
 weftResult_t LocalCopy::readPeer(int peer, const PeerBuf& from, size_t offset, void* to,
                                  size_t bytes) {
-  if (from.local == nullptr) return readRemote(peer, to, from.remote + offset, bytes);
+  if (from.local == nullptr) return node_->read(peer, to, from.remote + offset, bytes);
   copyOut(to, from.local + offset, bytes);
   return weftSuccess;
 }
@@ -191,9 +128,9 @@ weftResult_t LocalCopy::exchange(const CollArgs& a, size_t sendBytes, size_t rec
       v.recv.local = static_cast<char*>(a.recvbuff);
       continue;
     }
-    memory_->noteFrees(p, pids_[p], theirs.frees);
-    WEFT_CHECK(memory_->resolve(p, pids_[p], theirs.sendRegion, theirs.send, &v.send.local));
-    WEFT_CHECK(memory_->resolve(p, pids_[p], theirs.recvRegion, theirs.recv, &v.recv.local));
+    node_->noteFrees(p, theirs.frees);
+    WEFT_CHECK(node_->map(p, theirs.sendRegion, theirs.send, &v.send.local));
+    WEFT_CHECK(node_->map(p, theirs.recvRegion, theirs.recv, &v.recv.local));
   }
   return weftSuccess;
 }
@@ -222,7 +159,7 @@ weftResult_t LocalCopy::reduceBlock(CollContext& ctx, const CollArgs& a, int blo
     auto inAt = [&](int p) { return block * views_[p].send.stride + at; };
     for (int p = 0; p < n; ++p)
       if (p != me && views_[p].send.local == nullptr)
-        WEFT_CHECK(readRemote(p, tiles + p * kTileBytes, views_[p].send.remote + inAt(p), bytes));
+        WEFT_CHECK(node_->read(p, tiles + p * kTileBytes, views_[p].send.remote + inAt(p), bytes));
     // Our input is read in place. In place, the output overwrites it: that is
     // harmless while we are input 0 or 1 (the first combine reads each element
     // before writing it), but from rank 2 on the chain `dst = dst op in(p)` would

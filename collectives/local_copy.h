@@ -2,9 +2,9 @@
 // ranks publish their buffer addresses on the shared-memory boards and read
 // each other's user buffers directly, so large data crosses between processes
 // exactly once and no FIFO or staging copy is involved. A buffer from
-// weftHostAlloc is mapped by the peers (transports/shm/peer_memory.h) and read
-// or written with plain loads and stores; any other buffer is read with
-// process_vm_readv (cross-memory attach), which is about half as fast.
+// weftHostAlloc is mapped by the peers and read or written with plain loads
+// and stores; any other buffer is read with cross-memory attach, which is
+// about half as fast (both NodeMemory's: transports/shm/node_memory.h).
 // Allreduce and reduce-scatter reduce each rank's block straight from every
 // peer's input, in rank order (bitwise equal on all ranks); allgather,
 // broadcast and all-to-all are one read per block. When every rank's output
@@ -28,27 +28,20 @@
 // finished both reading its inputs and writing into the outputs.
 #pragma once
 
-#include <sys/types.h>
-
-#include <memory>
 #include <vector>
 
 #include "base/host_memory.h"
 #include "collectives/coll_context.h"
 #include "collectives/local_board.h"
-#include "transports/shm/peer_memory.h"
+#include "transports/shm/node_memory.h"
 
 namespace weft {
 
 class LocalCopy {
  public:
-  // Checks that this process may read its peers' memory (same user, ptrace
-  // policy); `usable()` is false otherwise and the FIFO algorithms are used.
-  // `mayShare` false (WEFT_SHM_MAP=0): never map peers' memory.
-  weftResult_t init(LocalBoard* board, const FlowRunOptions& run, bool mayShare);
-  bool usable() const { return usable_; }
+  // `node` is connected (NodeMemory::connect) and readable(); `board` publishes on it.
+  LocalCopy(LocalBoard* board, NodeMemory* node);
   bool sharing() const { return sharing_; }
-  ~LocalCopy();
 
   weftResult_t allReduce(CollContext& ctx, const CollArgs& a);
   weftResult_t reduceScatter(CollContext& ctx, const CollArgs& a);
@@ -97,7 +90,7 @@ class LocalCopy {
   // byte to last), learn everyone's, and map those that can be mapped.
   weftResult_t exchange(const CollArgs& a, size_t sendBytes, size_t recvBytes,
                         const FlowRunOptions& run, const Stage& stage);
-  weftResult_t ensureOutbox();
+  weftResult_t ensureOutbox() { return node_->outbox(kOutboxBytes, &outbox_, &outboxRegion_); }
   // The per-call pieces of the collectives that run larger calls piecewise:
   // allgather's piece is bytes [off, off + len) of every rank's block.
   static size_t pieceElems(weftDataType_t dt);
@@ -112,8 +105,6 @@ class LocalCopy {
   weftResult_t inBlockPieces(const CollArgs& a, RunPiece runPiece);
   // Every rank's output is from weftHostAlloc, so every rank can write all of them.
   bool everyOutputMapped() const;
-  // Reads `bytes` at `remote` in rank `peer`'s memory into `local` (cross-memory attach).
-  weftResult_t readRemote(int peer, void* local, uint64_t remote, size_t bytes);
   // Copies `bytes` at `offset` in rank `peer`'s buffer `from` into `to`.
   weftResult_t readPeer(int peer, const PeerBuf& from, size_t offset, void* to, size_t bytes);
   // Copies into the caller's output: streaming stores on large calls.
@@ -124,15 +115,16 @@ class LocalCopy {
   weftResult_t reduceBlock(CollContext& ctx, const CollArgs& a, int block, size_t offset,
                            size_t count, char* out);
 
-  LocalBoard* board_ = nullptr;
-  bool usable_ = false;
-  bool sharing_ = false;    // ranks can map each other's memory (share_probe.h)
+  // Private buffers up to this are staged in the outbox (local_copy.cc).
+  static const size_t kOutboxBytes;
+
+  LocalBoard* board_;
+  NodeMemory* node_;
+  bool sharing_;            // ranks can map each other's memory (NodeMemory::sharing)
   bool streamOut_ = false;  // this call's outputs are large: write them with streaming stores
-  std::vector<pid_t> pids_;
   std::vector<Published> peers_;
   std::vector<PeerView> views_;
-  std::unique_ptr<PeerMemory> memory_;
-  char* outbox_ = nullptr;  // weftHostAlloc'd on first use, kOutboxBytes
+  char* outbox_ = nullptr;  // NodeMemory's, kOutboxBytes, got at the first staging
   HostRegion outboxRegion_;
   bool stagedOut_ = false;   // this call's output is published as the outbox
   bool stagedAlso_ = false;  // exchange() also wrote the input to Stage::alsoTo

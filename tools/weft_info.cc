@@ -26,7 +26,9 @@ int main(int argc, char** argv) {
     std::printf("Every knob weft reads, from its one config table (`src/base/config_table.cc`);\n");
     std::printf(
         "`weft-info` prints the same with the current values. Sizes take K/M/G (powers of "
-        "1024).\n\n");
+        "1024);\nwords are read in any case; a variable set but empty reads as unset where it "
+        "takes words.\nA value outside \"takes\" fails communicator init with a sentence "
+        "naming it.\n\n");
     std::printf("| variable | default | takes | meaning |\n|---|---|---|---|\n");
     for (const weft::ConfigVar& v : weft::configVars()) {
       bool jobWide = false;

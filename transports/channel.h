@@ -13,7 +13,8 @@
 
 namespace weft {
 
-struct Doorbell;  // transports/shm/doorbell.h
+struct Doorbell;     // transports/shm/doorbell.h
+class RemoteWrites;  // transports/rdma_memory.h
 
 // How to sleep until a channel may move again; one wait (the flow engine's)
 // serves every transport through it.
@@ -57,17 +58,9 @@ class Channel {
   // fail their next trySend/tryRecv instead.
   virtual weftResult_t checkPeer() const { return weftSuccess; }
   virtual const std::string& peerName() const = 0;
-  // One-sided write (verbs only): `bytes` from local registered memory
-  // (lkey) to the peer's (remoteAddr, rkey), ordered before every byte this
-  // channel sends after it, so that the receiver, once it read those bytes,
-  // knows the write landed. *posted false: would block (send queue full).
-  virtual bool canPut() const { return false; }
-  virtual weftResult_t tryPut(uint64_t localAddr, uint32_t lkey, uint64_t remoteAddr, uint32_t rkey,
-                              size_t bytes, bool* posted) {
-    (void)localAddr, (void)lkey, (void)remoteAddr, (void)rkey, (void)bytes;
-    *posted = false;
-    return weftInternalError;
-  }
+  // One-sided writes ordered with this channel's bytes, where the transport
+  // has them (verbs: transports/rdma_memory.h); nullptr elsewhere.
+  virtual RemoteWrites* remoteWrites() { return nullptr; }
 };
 
 // Which channel reaches which peer: what a transport hands the collectives.

@@ -28,6 +28,18 @@ struct RdmaRegion {
   virtual ~RdmaRegion() = default;
 };
 
+// One-sided writes on a channel (Channel::remoteWrites): `bytes` from local
+// registered memory (lkey) to the peer's (remoteAddr, rkey), ordered before
+// every byte the channel sends after it, so that the receiver, once it read
+// those bytes, knows the write landed. *posted false: would block (the send
+// queue is full); retry later with the same arguments.
+class RemoteWrites {
+ public:
+  virtual ~RemoteWrites() = default;
+  virtual weftResult_t tryPut(uint64_t localAddr, uint32_t lkey, uint64_t remoteAddr, uint32_t rkey,
+                              size_t bytes, bool* posted) = 0;
+};
+
 class RdmaMemory {
  public:
   virtual ~RdmaMemory() = default;

@@ -87,7 +87,8 @@ weftResult_t StripedChannel::tryPeek(void* data, size_t bytes, size_t* got) {
 
 weftResult_t StripedChannel::tryPut(uint64_t localAddr, uint32_t lkey, uint64_t remoteAddr,
                                     uint32_t rkey, size_t bytes, bool* posted) {
-  return lanes_[laneOf(pos_)]->tryPut(localAddr, lkey, remoteAddr, rkey, bytes, posted);
+  return lanes_[laneOf(pos_)]->remoteWrites()->tryPut(localAddr, lkey, remoteAddr, rkey, bytes,
+                                                      posted);
 }
 
 }  // namespace weft

@@ -28,10 +28,11 @@
 #include <vector>
 
 #include "transports/channel.h"
+#include "transports/rdma_memory.h"
 
 namespace weft {
 
-class StripedChannel : public Channel {
+class StripedChannel : public Channel, public RemoteWrites {
  public:
   // Stream bytes on one lane before the next lane takes over.
   static constexpr uint64_t kPieceBytes = 128 << 10;
@@ -55,7 +56,9 @@ class StripedChannel : public Channel {
   // that they are ordered before it and all that follows. Between sends
   // (a partly moved send is finished first, as on every channel) no lane has
   // sent past that byte.
-  bool canPut() const override { return lanes_[0]->canPut(); }
+  RemoteWrites* remoteWrites() override {
+    return lanes_[0]->remoteWrites() != nullptr ? this : nullptr;
+  }
   weftResult_t tryPut(uint64_t localAddr, uint32_t lkey, uint64_t remoteAddr, uint32_t rkey,
                       size_t bytes, bool* posted) override;
 

@@ -1,6 +1,8 @@
 // Reads the knobs declared in config_table.cc from the environment.
 #include "base/config.h"
 
+#include <strings.h>
+
 #include <cassert>
 #include <cerrno>
 #include <cstdlib>
@@ -93,22 +95,61 @@ weftResult_t configSwitch(const char* name, bool* out) {
   return weftSuccess;
 }
 
+weftResult_t configSizeOrAuto(const char* name, bool* isAuto, int64_t* out) {
+  const ConfigVar* var = typedRow(name, ConfigType::kSizeOrAuto, "size-or-auto");
+  if (var == nullptr) return weftInternalError;
+  const std::string text = configString(name);
+  *isAuto = text == "auto";
+  if (*isAuto) return weftSuccess;
+  if (!parseSize(text, out) || *out < var->lo || *out > var->hi) return refuse(*var, text);
+  return weftSuccess;
+}
+
+weftResult_t configSeconds(const char* name, double* out) {
+  const ConfigVar* var = typedRow(name, ConfigType::kSeconds, "seconds");
+  if (var == nullptr) return weftInternalError;
+  const std::string text = configString(name);
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text.c_str(), &end);
+  // NaN and infinity fail the comparisons or the bound: a wait must end.
+  if (text.empty() || errno != 0 || *end != '\0' || !(v > 0 && v < 1e12)) return refuse(*var, text);
+  *out = v;
+  return weftSuccess;
+}
+
 weftResult_t configChoice(const char* name, std::string* out) {
   const ConfigVar* var = typedRow(name, ConfigType::kChoice, "choice");
   if (var == nullptr) return weftInternalError;
-  const std::string text = configString(name);
-  const std::string words = std::string("|") + var->expected + "|";
-  if (text.empty() || text.find('|') != std::string::npos ||
-      words.find("|" + text + "|") == std::string::npos)
-    return refuse(*var, text);
-  *out = text;
-  return weftSuccess;
+  std::string text = configString(name);
+  if (text.empty()) text = var->defaultValue;
+  const std::string words = var->expected;
+  for (size_t at = 0;;) {
+    const size_t bar = words.find('|', at);
+    const std::string word = words.substr(at, bar == std::string::npos ? bar : bar - at);
+    if (strcasecmp(word.c_str(), text.c_str()) == 0) {
+      *out = word;
+      return weftSuccess;
+    }
+    if (bar == std::string::npos) break;
+    at = bar + 1;
+  }
+  // A default outside the words ("" for "not forced") is accepted as itself.
+  if (text == var->defaultValue) {
+    *out = text;
+    return weftSuccess;
+  }
+  return refuse(*var, text);
 }
 
 std::string configAccepts(const ConfigVar& var) {
   switch (var.type) {
     case ConfigType::kSize:
       return var.expected;
+    case ConfigType::kSizeOrAuto:
+      return std::string("auto or ") + var.expected;
+    case ConfigType::kSeconds:
+      return "a positive number of seconds";
     case ConfigType::kSwitch:
       return "0 or 1";
     case ConfigType::kChoice: {

@@ -13,10 +13,12 @@
 namespace weft {
 
 enum class ConfigType {
-  kText,    // read as written (its reader checks it)
-  kSize,    // an integer with K/M/G suffixes, within [lo, hi] (configSize)
-  kSwitch,  // 0 or 1, written exactly so (configSwitch)
-  kChoice,  // one of the words in `expected`, "a|b|c" (configChoice)
+  kText,        // read as written: names, lists, paths (its reader checks it)
+  kSize,        // an integer with K/M/G suffixes, within [lo, hi] (configSize)
+  kSizeOrAuto,  // "auto", or a kSize (configSizeOrAuto)
+  kSeconds,     // a positive number of seconds, fractions allowed (configSeconds)
+  kSwitch,      // 0 or 1, written exactly so (configSwitch)
+  kChoice,      // one of the words in `expected`, "a|b|c", in any case (configChoice)
 };
 
 struct ConfigVar {
@@ -25,7 +27,8 @@ struct ConfigVar {
   const char* doc;
   ConfigType type = ConfigType::kText;
   int64_t lo = 0, hi = 0;  // kSize: the accepted range
-  // kSize: what it takes, for the error ("1 to 16"); kChoice: the words, "a|b|c".
+  // kSize(OrAuto): what it takes, for the error ("1 to 16"); kChoice: the
+  // words, "a|b|c".
   const char* expected = "";
 };
 
@@ -52,8 +55,14 @@ weftResult_t configSize(const char* name, int64_t* out);
 // A kSwitch knob: weftInvalidArgument with "NAME=VALUE: expected 0 or 1"
 // for anything but 0 or 1.
 weftResult_t configSwitch(const char* name, bool* out);
-// A kChoice knob: one of its row's words, else weftInvalidArgument with
-// "NAME=VALUE: expected a, b or c".
+// A kSizeOrAuto knob: *isAuto for "auto", else the size in *out, checked as configSize.
+weftResult_t configSizeOrAuto(const char* name, bool* isAuto, int64_t* out);
+// A kSeconds knob: weftInvalidArgument with "NAME=VALUE: expected a positive
+// number of seconds" for anything else.
+weftResult_t configSeconds(const char* name, double* out);
+// A kChoice knob: one of its row's words, compared without case and returned
+// as the row writes it; else weftInvalidArgument with "NAME=VALUE: expected
+// a, b or c". Set but empty reads as unset (the default).
 weftResult_t configChoice(const char* name, std::string* out);
 // What a typed knob accepts, as its errors say it ("1 to 16", "0 or 1",
 // "a, b or c"); "" for text knobs, which their readers check.

@@ -17,16 +17,19 @@ constexpr int64_t kMiB = 1LL << 20, kGiB = 1LL << 30, kNoLimit = INT64_MAX;
 // Constant-initialized (no constructor or destructor runs), so detached
 // threads (the rendezvous root) may read it during exit.
 const ConfigVar kConfigVars[] = {
-    {"WEFT_DEBUG", "WARN", "Log level: NONE, WARN, INFO or TRACE."},
+    {"WEFT_DEBUG", "WARN", "Log level: NONE, WARN, INFO or TRACE.", ConfigType::kChoice, 0, 0,
+     "NONE|WARN|INFO|TRACE"},
     {"WEFT_DEBUG_SUBSYS", "ALL",
      "Comma list of subsystems to log: INIT, BOOTSTRAP, NET, COLL, TUNING, ALL."},
     {"WEFT_DEBUG_FILE", "", "Write the log here instead of stderr (%h host, %p pid)."},
     {"WEFT_TIMEOUT", "300",
      "Seconds any blocking wait (bootstrap, connect, collective) may last; time in which "
-     "the process was frozen (VM paused, SIGSTOP, suspend) does not count."},
+     "the process was frozen (VM paused, SIGSTOP, suspend) does not count.",
+     ConfigType::kSeconds},
     {"WEFT_SOCKET_IFNAME", "",
      "Interfaces for sockets: prefixes, '=' exact, '^' excludes (NCCL syntax)."},
-    {"WEFT_SOCKET_FAMILY", "", "Force AF_INET or AF_INET6 for sockets."},
+    {"WEFT_SOCKET_FAMILY", "", "Force AF_INET or AF_INET6 for sockets (unset: either).",
+     ConfigType::kChoice, 0, 0, "AF_INET|AF_INET6"},
     {"WEFT_SOCKET_NSTREAMS", "1",
      "TCP streams per peer pair (each one connection per direction, or one in all); chunks "
      "are striped over them (more help on high-latency links).",
@@ -62,7 +65,8 @@ const ConfigVar kConfigVars[] = {
      "doubling allreduce, across nodes after the node's reduce-scatter where every node has "
      "the same ranks), rhd (recursive halving-doubling allreduce) or gpu-ring (calls on a CUDA "
      "stream on the GPU ring only). Calls on a CUDA stream take the GPU ring under auto, ring "
-     "and gpu-ring; any other value stages them through host memory with that algorithm."},
+     "and gpu-ring; any other value stages them through host memory with that algorithm.",
+     ConfigType::kChoice, 0, 0, "auto|ring|oneshot|tree|hier|rd|rhd|gpu-ring"},
     {"WEFT_TUNE_NET", "",
      "Declare the link between nodes for the tuner as 'LATENCY_US,GBPS' (e.g. 200,0.125); "
      "unset, it is measured at init."},
@@ -75,10 +79,12 @@ const ConfigVar kConfigVars[] = {
      "at most 96 and 128 KiB.",
      ConfigType::kSize, 0, kGiB, "a size up to 1G"},
     {"WEFT_REDUCE_ISA", "auto",
-     "Host reduction kernels: auto (widest the CPU runs), avx512, avx2 or scalar."},
+     "Host reduction kernels: auto (widest the CPU runs), avx512, avx2 or scalar.",
+     ConfigType::kChoice, 0, 0, "auto|avx512|avx2|scalar"},
     {"WEFT_SPIN_US", "auto",
      "Microseconds a waiter spins before it yields (WEFT_YIELD_US more), then sleeps in "
-     "poll(); auto: 2, or 0 where a node's ranks outnumber the CPUs they may run on."},
+     "poll(); auto: 2, or 0 where a node's ranks outnumber the CPUs they may run on.",
+     ConfigType::kSizeOrAuto, 0, 1000000, "0 to 1000000 (microseconds)"},
     {"WEFT_YIELD_US", "150",
      "Microseconds a waiter yields its core after spinning, before it sleeps in poll() (a "
      "sleep costs a wake-up; a yield lets a rank sharing the core run).",
@@ -115,18 +121,23 @@ const ConfigVar kConfigVars[] = {
     {"WEFT_SECRET", "", "Shared job secret for WEFT_ROOT_ADDR / torchrun launches."},
     {"WEFT_NET_GDR_LEVEL", "PXB",
      "Farthest GPU-NIC path class that still uses GPUDirect RDMA: PIX, PXB, PHB, NODE, PKG or "
-     "SYS (or 1-6)."},
+     "SYS (or 1-6).",
+     ConfigType::kChoice, 0, 0, "PIX|PXB|PHB|NODE|PKG|SYS|1|2|3|4|5|6"},
     {"WEFT_IB_HCA", "",
      "RDMA NICs to use: prefixes, '=' exact, '^' excludes, ':port' (NCCL_IB_HCA syntax)."},
     {"WEFT_IB_DISABLE", "0", "1: never use verbs (InfiniBand/RoCE); peers off the node use TCP.",
      ConfigType::kSwitch},
     {"WEFT_IB_GID_INDEX", "-1",
-     "RoCE GID table index to use; -1 picks a non-link-local RoCE v2 GID (IPv4-mapped first)."},
-    {"WEFT_IB_TC", "0", "Traffic class of RoCE packets (GRH)."},
-    {"WEFT_IB_SL", "0", "InfiniBand service level."},
+     "RoCE GID table index to use; -1 picks a non-link-local RoCE v2 GID (IPv4-mapped first).",
+     ConfigType::kSize, -1, 255, "-1 (pick) or 0 to 255"},
+    {"WEFT_IB_TC", "0", "Traffic class of RoCE packets (GRH).", ConfigType::kSize, 0, 255,
+     "0 to 255"},
+    {"WEFT_IB_SL", "0", "InfiniBand service level.", ConfigType::kSize, 0, 15, "0 to 15"},
     {"WEFT_IB_TIMEOUT", "14",
-     "Verbs ACK timeout exponent: 4.096 us x 2^value per try (as NCCL_IB_TIMEOUT)."},
-    {"WEFT_IB_RETRY_CNT", "7", "Verbs transport retries before a send fails."},
+     "Verbs ACK timeout exponent: 4.096 us x 2^value per try (as NCCL_IB_TIMEOUT).",
+     ConfigType::kSize, 1, 31, "1 to 31"},
+    {"WEFT_IB_RETRY_CNT", "7", "Verbs transport retries before a send fails.", ConfigType::kSize, 0,
+     7, "0 to 7"},
     {"WEFT_IB_BUFFER", "4M", "Bytes of verbs receive ring per queue pair (K/M suffixes).",
      ConfigType::kSize, 65536, kGiB, "a size from 64K to 1G"},
     {"WEFT_IB_QPS_PER_CONNECTION", "1",
@@ -159,7 +170,8 @@ const ConfigVar kConfigVars[] = {
      ConfigType::kChoice, 0, 0, "0|1|shared"},
     {"WEFT_MAX_CTAS", "8",
      "Most thread blocks (CTAs) weft's ring kernel uses per call (1 to 32); the rest of the GPU "
-     "stays free for compute kernels."},
+     "stays free for compute kernels.",
+     ConfigType::kSize, 1, 32, "1 to 32"},
     {"WEFT_NTHREADS", "512",
      "Threads per CTA of weft's ring kernel: 64, 128, 256 or 512 (as NCCL_NTHREADS); fewer "
      "leave more of each SM's registers and warp slots to compute kernels beside it.",

@@ -1,6 +1,7 @@
 // Log sink: level and subsystem filters are read once from the config table.
 #include "base/log.h"
 
+#include <strings.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -73,12 +74,15 @@ unsigned parseSubsys(const std::string& text) {
 LogState& state() {
   static LogState s = [] {
     LogState st;
-    std::string lvl = configString("WEFT_DEBUG");
-    if (lvl == "NONE")
+    // Any case, as configChoice reads it (no error may be set from here: the
+    // log starts inside other calls). A word outside the row's leaves WARN;
+    // a communicator's init refuses it.
+    const std::string lvl = configString("WEFT_DEBUG");
+    if (strcasecmp(lvl.c_str(), "NONE") == 0)
       st.level = LogLevel::kNone;
-    else if (lvl == "INFO")
+    else if (strcasecmp(lvl.c_str(), "INFO") == 0)
       st.level = LogLevel::kInfo;
-    else if (lvl == "TRACE")
+    else if (strcasecmp(lvl.c_str(), "TRACE") == 0)
       st.level = LogLevel::kTrace;
     st.subsys = parseSubsys(configString("WEFT_DEBUG_SUBSYS"));
     gethostname(st.host, sizeof(st.host) - 1);

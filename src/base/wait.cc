@@ -1,4 +1,4 @@
-// Deadline and Backoff (see wait.h).
+// Deadline, Backoff and Waiter (see wait.h).
 #include "base/wait.h"
 
 #include <sched.h>
@@ -71,17 +71,29 @@ Backoff::Step Backoff::next() {
   return Step::kSleep;
 }
 
-void Backoff::pause() {
-  switch (next()) {
-    case Step::kSpin:
-      break;
-    case Step::kYield:
-      sched_yield();
-      break;
-    case Step::kSleep:
-      usleep(50);
-      break;
+Waiter::Waiter(const WaitPolicy& policy)
+    : policy_(policy),
+      backoff_(policy.spinUs, policy.yieldUs),
+      deadline_(Deadline::after(policy.timeoutSec)) {}
+
+Waiter::Idle Waiter::idle() {
+  if (aborted()) return Idle::kAborted;
+  if (progressed_) {
+    deadline_.restart();
+    progressed_ = false;
   }
+  const Backoff::Step step = backoff_.next();
+  if (step == Backoff::Step::kSpin) return Idle::kLook;
+  // Yields and sleeps are slow anyway: the clock read costs nothing there, and
+  // a long yield window (WEFT_YIELD_US) cannot postpone the deadline.
+  if (deadline_.expired()) return Idle::kTimedOut;
+  if (step == Backoff::Step::kYield) {
+    sched_yield();
+    return Idle::kLook;
+  }
+  return Idle::kSleep;
 }
+
+void Waiter::nap() { usleep(50); }
 
 }  // namespace weft

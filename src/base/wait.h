@@ -1,13 +1,18 @@
-// Bounded waiting. Every blocking loop in weft carries a Deadline (from
-// WEFT_TIMEOUT) and an optional abort flag, and backs off in three stages:
-// spin (cheap when the peer answers within microseconds), yield (lets a peer
-// on the same core run: these machines are often oversubscribed), then sleep
-// in poll()/condition variables so an idle rank costs no CPU.
+// Bounded waiting. Every blocking loop in weft is a Waiter: it carries a
+// Deadline (from WEFT_TIMEOUT) and an optional abort flag, and backs off in
+// three stages: spin (cheap when the peer answers within microseconds), yield
+// (lets a peer on the same core run: these machines are often
+// oversubscribed), then sleep on what the loop waits for (poll(), the
+// doorbell, or a short nap) so an idle rank costs no CPU. What a loop looks
+// at, how it sleeps and how it words a give-up are its own; when to give up
+// is decided here. Peer deaths are the channels' (Channel::checkPeer).
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+
+#include "base/config.h"
 
 namespace weft {
 
@@ -50,14 +55,54 @@ class Backoff {
   // Spin for spinUs, then yield for yieldUs more (WEFT_SPIN_US, WEFT_YIELD_US), then sleep.
   Backoff(int64_t spinUs, int64_t yieldUs);
   Step next();  // call after an idle iteration
-  // For loops that poll memory written by another agent (a stream, a GPU) and
-  // have no fd to sleep on: next(), then spin on, yield, or sleep 50 us.
-  void pause();
   void reset() { idleSince_ = Clock::time_point::min(); }
 
  private:
   int64_t spinUs_, yieldUs_;
   Clock::time_point idleSince_ = Clock::time_point::min();
+};
+
+// What every wait obeys, from the communicator's knobs.
+struct WaitPolicy {
+  const std::atomic<bool>* abortFlag = nullptr;  // raised by weftCommAbort
+  double timeoutSec = configDefaultNumber("WEFT_TIMEOUT");
+  int64_t spinUs = kAutoSpinUs;  // WEFT_SPIN_US
+  int64_t yieldUs = static_cast<int64_t>(configDefaultNumber("WEFT_YIELD_US"));
+};
+
+// One wait. The loop looks at what it waits for; after a look without
+// progress it calls idle() and does what that says. WEFT_TIMEOUT bounds a
+// stall, not a wait that keeps progressing: progressed() restarts it (at the
+// next idle, off the fast path).
+class Waiter {
+ public:
+  enum class Idle {
+    kLook,      // spun or yielded: look again
+    kSleep,     // block on what the loop waits for (bounded: 100 ms at most), or nap()
+    kAborted,   // the abort flag is up: give up
+    kTimedOut,  // WEFT_TIMEOUT passed without progress: give up
+  };
+  explicit Waiter(const WaitPolicy& policy);
+  // The abort flag is read at every call (one relaxed load); the clock only
+  // once spinning is over, so the spin stays a tight loop.
+  Idle idle();
+  void progressed() {
+    backoff_.reset();
+    progressed_ = true;
+  }
+  // For loops with nothing to block on (memory another agent writes): 50 us.
+  static void nap();
+  bool aborted() const {
+    return policy_.abortFlag != nullptr && policy_.abortFlag->load(std::memory_order_relaxed);
+  }
+  const Deadline& deadline() const { return deadline_; }
+  double timeoutSec() const { return policy_.timeoutSec; }
+
+ private:
+  const WaitPolicy policy_;
+  Backoff backoff_;
+  Deadline deadline_;
+  bool progressed_ = false;
 };
 
 }  // namespace weft

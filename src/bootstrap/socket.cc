@@ -8,6 +8,7 @@
 #include <netdb.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -20,6 +21,18 @@
 #include "base/log.h"
 
 namespace weft {
+namespace {
+
+// WEFT_SOCKET_FAMILY as an address family (AF_UNSPEC: either), any case as
+// its row takes it; a word outside it is refused at communicator init.
+int familyWanted() {
+  const std::string fam = configString("WEFT_SOCKET_FAMILY");
+  if (strcasecmp(fam.c_str(), "AF_INET") == 0) return AF_INET;
+  if (strcasecmp(fam.c_str(), "AF_INET6") == 0) return AF_INET6;
+  return AF_UNSPEC;
+}
+
+}  // namespace
 
 int SockAddr::port() const {
   if (family() == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in*>(&ss)->sin_port);
@@ -72,8 +85,8 @@ bool parseHostPort(const std::string& text, SockAddr* out, std::string* why) {
   }
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
-  std::string fam = configString("WEFT_SOCKET_FAMILY");
-  hints.ai_family = fam == "AF_INET" ? AF_INET : fam == "AF_INET6" ? AF_INET6 : AF_UNSPEC;
+  const int fam = familyWanted();
+  hints.ai_family = fam;
   addrinfo* res = nullptr;
   int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
   if (rc != 0 || res == nullptr) {
@@ -112,7 +125,7 @@ weftResult_t pickInterface(SockAddr* out, std::string* ifname) {
     return setError(weftSystemError, "getifaddrs failed: %s", strerror(errno));
   }
   std::string filter = configString("WEFT_SOCKET_IFNAME");
-  std::string fam = configString("WEFT_SOCKET_FAMILY");
+  const int fam = familyWanted();
   // Pass 0: the filter (or non-loopback, non-docker when no filter). Pass 1: loopback.
   bool found = false;
   for (int pass = 0; pass < 2 && !found; ++pass) {
@@ -120,7 +133,7 @@ weftResult_t pickInterface(SockAddr* out, std::string* ifname) {
       if (!it->ifa_addr || !(it->ifa_flags & IFF_UP)) continue;
       int f = it->ifa_addr->sa_family;
       if (f != AF_INET && f != AF_INET6) continue;
-      if ((fam == "AF_INET" && f != AF_INET) || (fam == "AF_INET6" && f != AF_INET6)) continue;
+      if (fam != AF_UNSPEC && f != fam) continue;
       if (f == AF_INET6) {
         auto* a6 = reinterpret_cast<const sockaddr_in6*>(it->ifa_addr);
         if (IN6_IS_ADDR_LINKLOCAL(&a6->sin6_addr)) continue;  // needs a scope id; skip

@@ -136,10 +136,9 @@ void fillContext(weftComm* c) {
 
 // The single-copy path, where every rank is on this node.
 weftResult_t setUpLocalCopy(weftComm* c) {
-  if (!c->board) return weftSuccess;
-  c->copy = std::make_unique<LocalCopy>();
-  WEFT_CHECK(c->copy->init(c->board.get(), c->ctx.run, c->config.shmMap));
-  if (!c->copy->usable()) c->copy.reset();
+  if (!c->node) return weftSuccess;
+  WEFT_CHECK(c->node->connect(c->ctx.run, c->config.shmMap));
+  if (c->node->readable()) c->copy = std::make_unique<LocalCopy>(c->board.get(), c->node.get());
   WEFT_INFO(INIT, "rank %d: single-copy path %s%s", c->rank, c->copy ? "on" : "off",
             c->copy ? (c->copy->sharing()
                            ? " (outboxes, shared buffers mapped)"
@@ -167,8 +166,10 @@ weftResult_t initSteps(weftComm* c, int nranks, const UniqueIdBody& id, int rank
   WEFT_CHECK(gatherRankPlaces(*c->bootstrap, &c->places, &c->fabric));
   settleSpin(c);
   WEFT_CHECK(setUpCommTransports(c));
-  if (c->shm && c->shm->localRanks() == nranks)
-    c->board = std::make_unique<LocalBoard>(c->shm, rank, nranks);
+  if (c->shm && c->shm->localRanks() == nranks) {
+    c->node = std::make_unique<NodeMemory>(c->shm, rank, nranks);
+    c->board = std::make_unique<LocalBoard>(c->node.get());
+  }
   WEFT_CHECK(allocStaging(c));
   fillContext(c);
   WEFT_CHECK(setUpLocalCopy(c));

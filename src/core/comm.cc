@@ -168,34 +168,39 @@ weftResult_t retireIdleComm(weftComm* comm, const char* fn) {
 
 namespace {
 
-// A size knob (K/M/G suffixes) within [lo, hi]; anything else is
-// weftInvalidArgument with a sentence naming the variable and what it takes.
-weftResult_t readSize(const char* name, int64_t lo, int64_t hi, const char* expected,
-                      int64_t* out) {
-  const std::string text = configString(name);
-  if (!parseSize(text, out) || *out < lo || *out > hi)
-    return setError(weftInvalidArgument, "%s=%s: expected %s", name, text.c_str(), expected);
-  return weftSuccess;
-}
-
 weftResult_t readAlgo(AlgoId* out) {
   static const struct {
     const char* name;
     AlgoId algo;
-  } kAlgos[] = {
-      {"auto", AlgoId::kAuto},       {"", AlgoId::kAuto},     {"ring", AlgoId::kRing},
-      {"oneshot", AlgoId::kOneshot}, {"tree", AlgoId::kTree}, {"hier", AlgoId::kHierRing},
-      {"rd", AlgoId::kRd},           {"rhd", AlgoId::kRhd},   {"gpu-ring", AlgoId::kGpuRing}};
-  const std::string algo = configString("WEFT_ALGO");
+  } kAlgos[] = {{"auto", AlgoId::kAuto},       {"ring", AlgoId::kRing},
+                {"oneshot", AlgoId::kOneshot}, {"tree", AlgoId::kTree},
+                {"hier", AlgoId::kHierRing},   {"rd", AlgoId::kRd},
+                {"rhd", AlgoId::kRhd},         {"gpu-ring", AlgoId::kGpuRing}};
+  std::string algo;
+  WEFT_CHECK(configChoice("WEFT_ALGO", &algo));
   for (const auto& a : kAlgos) {
     if (algo == a.name) {
       *out = a.algo;
       return weftSuccess;
     }
   }
-  return setError(weftInvalidArgument,
-                  "WEFT_ALGO=%s: expected auto, ring, oneshot, tree, hier, rd, rhd or gpu-ring",
+  return setError(weftInternalError, "WEFT_ALGO=%s: a word of the table with no algorithm",
                   algo.c_str());
+}
+
+// Knobs read where they are used (the log, the reduction kernels, the
+// topology, sockets, verbs), whose readers fall back to the default on a bad
+// value; checked here too so that a communicator refuses one with its sentence.
+weftResult_t checkKnobsReadElsewhere() {
+  std::string word;
+  for (const char* name :
+       {"WEFT_DEBUG", "WEFT_REDUCE_ISA", "WEFT_NET_GDR_LEVEL", "WEFT_SOCKET_FAMILY"})
+    WEFT_CHECK(configChoice(name, &word));
+  int64_t v = 0;
+  for (const char* name :
+       {"WEFT_IB_GID_INDEX", "WEFT_IB_TC", "WEFT_IB_SL", "WEFT_IB_TIMEOUT", "WEFT_IB_RETRY_CNT"})
+    WEFT_CHECK(configSize(name, &v));
+  return weftSuccess;
 }
 
 // The TCP transport's knobs.
@@ -218,15 +223,9 @@ weftResult_t readSocketConfig(CommConfig* cfg) {
 // Waiting: the timeout and the spin and yield stages (base/wait.h).
 weftResult_t readWaitConfig(CommConfig* cfg) {
   int64_t v = 0;
-  cfg->timeoutSec = configDouble("WEFT_TIMEOUT");
-  if (cfg->timeoutSec <= 0)
-    return setError(weftInvalidArgument, "WEFT_TIMEOUT=%s: expected a positive number of seconds",
-                    configString("WEFT_TIMEOUT").c_str());
-  cfg->spinAuto = configString("WEFT_SPIN_US") == "auto";
-  if (!cfg->spinAuto) {
-    WEFT_CHECK(readSize("WEFT_SPIN_US", 0, 1000000, "auto or 0 to 1000000 (microseconds)", &v));
-    cfg->spinUs = v;
-  }
+  WEFT_CHECK(configSeconds("WEFT_TIMEOUT", &cfg->timeoutSec));
+  WEFT_CHECK(configSizeOrAuto("WEFT_SPIN_US", &cfg->spinAuto, &v));
+  if (!cfg->spinAuto) cfg->spinUs = v;
   WEFT_CHECK(configSize("WEFT_YIELD_US", &v));
   cfg->yieldUs = v;
   return weftSuccess;
@@ -264,8 +263,8 @@ weftResult_t readGpuConfig(CommConfig* cfg) {
   WEFT_CHECK(configChoice("WEFT_GPU_RING", &gpuRing));
   cfg->gpuRing = gpuRing != "0";
   cfg->gpuRingShared = gpuRing == "shared";
-  const std::string maxCtas = "1 to " + std::to_string(kMaxPeerRingChannels);
-  WEFT_CHECK(readSize("WEFT_MAX_CTAS", 1, kMaxPeerRingChannels, maxCtas.c_str(), &v));
+  static_assert(kMaxPeerRingChannels == 32, "WEFT_MAX_CTAS's row says 1 to 32");
+  WEFT_CHECK(configSize("WEFT_MAX_CTAS", &v));
   cfg->maxCtas = static_cast<int>(v);
   // The kernels' loops take any width; these four are NCCL_NTHREADS's, and
   // whole warps.
@@ -279,6 +278,7 @@ weftResult_t readGpuConfig(CommConfig* cfg) {
 
 weftResult_t readCommConfig(CommConfig* cfg) {
   WEFT_CHECK(readAlgo(&cfg->algo));
+  WEFT_CHECK(checkKnobsReadElsewhere());
   int64_t v = 0;
   WEFT_CHECK(configSize("WEFT_ONESHOT_MAX", &v));
   cfg->oneshotMax = static_cast<size_t>(v);
@@ -332,6 +332,7 @@ weftComm::~weftComm() {
   weft::closeGpuPeerRing(this, streamsPast);
   copy.reset();
   board.reset();
+  node.reset();  // before the shm transport whose boards it reads
   channels.reset();
   shm = nullptr;
   ib = nullptr;

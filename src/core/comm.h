@@ -30,6 +30,7 @@
 #include "topo/rank_place.h"
 #include "transports/ib/ib_available.h"
 #include "transports/peer_channels.h"
+#include "transports/shm/node_memory.h"
 #include "transports/shm/shm_transport.h"
 #include "transports/tcp/tcp_transport.h"
 
@@ -86,6 +87,10 @@ struct weftComm {
   pid_t ownerPid = 0;  // calls from a forked child are refused
   weft::CommConfig config;
   std::atomic<bool> aborted{false};
+  // What this communicator's waits obey (its knobs and abort flag).
+  weft::WaitPolicy waitPolicy() const {
+    return {&aborted, config.timeoutSec, config.spinUs, config.yieldUs};
+  }
   // Set as destroy or abort begins (closeBy first): the calls on a stream still
   // waiting for their stream then give up at closeBy, one WEFT_TIMEOUT after
   // destroy began (abort: at once), so destroy waits one timeout in all, not
@@ -105,8 +110,12 @@ struct weftComm {
   weft::ShmTransport* shm = nullptr;  // null when no peer shares our node or disabled
   std::unique_ptr<weft::PeerChannels> channels;
   std::unique_ptr<weft::PeerChannels> headerChannels;  // call headers: TCP's small-call channels
-  std::unique_ptr<weft::LocalBoard> board;             // set when every rank shares our node
-  std::unique_ptr<weft::LocalCopy> copy;  // single-copy path, when the board is set and CMA works
+  // When every rank shares our node: the boards and peers' memory, the
+  // one-round collectives on them, and the single-copy path (when ranks may
+  // read each other's memory).
+  std::unique_ptr<weft::NodeMemory> node;
+  std::unique_ptr<weft::LocalBoard> board;
+  std::unique_ptr<weft::LocalCopy> copy;
   char* staging = nullptr;
   size_t stagingBytes = 0;
   weft::Scratch scratch;

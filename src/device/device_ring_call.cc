@@ -82,16 +82,16 @@ std::string ringCallPrefix(const weftComm* comm, const Call& call) {
 // Why a ring call that has not finished must stop now (the proxy failed, the
 // communicator was aborted, broke or is being destroyed, the deadline passed),
 // with the error set; weftSuccess to keep waiting.
-weftResult_t reasonToStop(weftComm* comm, StagingBlock* block, const Deadline& deadline,
-                          const Call& call, weftResult_t proxyResult) {
+weftResult_t reasonToStop(weftComm* comm, StagingBlock* block, Waiter::Idle idle, const Call& call,
+                          weftResult_t proxyResult) {
   if (proxyResult != weftSuccess)
     return setError(proxyResult, "%sthe host proxy: %s", ringCallPrefix(comm, call).c_str(),
                     lastError().c_str());
-  if (comm->aborted.load(std::memory_order_relaxed))
+  if (idle == Waiter::Idle::kAborted)
     return setError(weftInvalidUsage, "%scomm was aborted", ringCallPrefix(comm, call).c_str());
-  if (deadline.expired())
+  if (idle == Waiter::Idle::kTimedOut)
     return setError(weftTimeout, "%sthe kernel did not finish within WEFT_TIMEOUT=%g s (%s)",
-                    ringCallPrefix(comm, call).c_str(), deadline.seconds(),
+                    ringCallPrefix(comm, call).c_str(), comm->config.timeoutSec,
                     kernelState(block).c_str());
   if (comm->closing.load(std::memory_order_acquire) && Clock::now() >= comm->closeBy)
     return setError(weftTimeout,
@@ -130,8 +130,8 @@ weftResult_t checkCtaStatus(const weftComm* comm, const StagingBlock* block, con
 // finish before its last messages left the outbox). Any reason to give up
 // goes through giveUp (the error, then the abort word), so that the kernel stops.
 weftResult_t waitKernel(weftComm* comm, StagingBlock* block, uint32_t gen, const Call& call) {
-  Deadline deadline = Deadline::after(comm->config.timeoutSec);
-  Backoff backoff(comm->config.spinUs, comm->config.yieldUs);
+  Waiter waiter(comm->waitPolicy());
+  Waiter::Idle idle = Waiter::Idle::kLook;  // what the last pass without progress was told
   Clock::time_point nextPeek = Clock::now();
   Clock::time_point goneAt = Clock::time_point::min();  // when a departed peer was first seen
   RingProxy& proxy = comm->peerRing.proxy;
@@ -144,7 +144,7 @@ weftResult_t waitKernel(weftComm* comm, StagingBlock* block, uint32_t gen, const
     bool moved = false;
     weftResult_t r = proxied ? proxy.pump(&moved) : weftSuccess;
     if (r == weftSuccess && finished()) break;
-    r = reasonToStop(comm, block, deadline, call, r);
+    r = reasonToStop(comm, block, idle, call, r);
     if (r == weftSuccess && Clock::now() >= nextPeek) {
       nextPeek = Clock::now() + std::chrono::milliseconds(10);
       const int gone = departedPeer(comm);
@@ -164,10 +164,11 @@ weftResult_t waitKernel(weftComm* comm, StagingBlock* block, uint32_t gen, const
       return r;
     }
     if (moved) {  // WEFT_TIMEOUT bounds a stall, not a long call that keeps moving
-      backoff.reset();
-      deadline.restart();
+      waiter.progressed();
+      idle = Waiter::Idle::kLook;
     } else {
-      backoff.pause();
+      idle = waiter.idle();
+      if (idle == Waiter::Idle::kSleep) Waiter::nap();
     }
   }
   return checkCtaStatus(comm, block, call);

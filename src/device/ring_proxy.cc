@@ -18,6 +18,7 @@
 
 #include "base/error.h"
 #include "device/gpu_peer_layout.h"
+#include "transports/rdma_memory.h"
 #include "weft/device/atomics.h"
 
 namespace weft {
@@ -153,7 +154,8 @@ weftResult_t RingProxy::write(Writer& w, bool* moved) {
     if (!busy(w) && !startFrame(w)) return weftSuccess;
     if (w.putDue) {  // the payload goes first, on the QP that carries the frame
       bool posted = false;
-      WEFT_CHECK(w.ch->tryPut(w.putFrom, putLkey_, w.putTo, putRkey_, w.frame.value, &posted));
+      WEFT_CHECK(w.ch->remoteWrites()->tryPut(w.putFrom, putLkey_, w.putTo, putRkey_, w.frame.value,
+                                              &posted));
       if (!posted) return weftSuccess;
       w.putDue = false;
       *moved = true;

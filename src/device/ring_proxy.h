@@ -18,7 +18,7 @@
 //   kind 2 (credit): value = messages the receiver's kernel consumed so far.
 //   kind 3 (put):    value = payload bytes, which the sender RDMA-wrote into
 //                    slot n % slots of our inbox before this frame (verbs
-//                    edges, ring_rdma.h: Channel::tryPut orders the write
+//                    edges, ring_rdma.h: RemoteWrites::tryPut orders the write
 //                    before the frame, so the frame means the bytes landed).
 // On a put edge the outbox slot is the NIC's to read until rank + 1 consumed
 // the message, so the outbox `head` we return is its credit, not `sent`.

@@ -16,7 +16,7 @@ namespace {
 bool putsReach(ChannelTable* table, int peer, bool send) {
   for (int s = 0; s < table->nstreams(); ++s) {
     Channel* ch = send ? table->sendChannel(peer, s) : table->recvChannel(peer, s);
-    if (ch == nullptr || !ch->canPut()) return false;
+    if (ch == nullptr || ch->remoteWrites() == nullptr) return false;
   }
   return true;
 }

@@ -28,18 +28,19 @@ weftResult_t failureOf(weftComm* comm) {
 // first timeout instead of one timeout after another).
 weftResult_t waitStreamReady(weftComm* comm, const StagingBlock* block, uint32_t gen,
                              const Call& first) {
-  Deadline deadline = Deadline::after(comm->config.timeoutSec);
-  Backoff backoff(comm->config.spinUs, comm->config.yieldUs);
+  Waiter waiter(comm->waitPolicy());
   while (!flagReached(__atomic_load_n(block->ready, __ATOMIC_ACQUIRE), gen)) {
-    if (comm->aborted.load(std::memory_order_relaxed))
+    const Waiter::Idle idle = waiter.idle();
+    // An abort also breaks the communicator: name the abort first.
+    if (idle == Waiter::Idle::kAborted)
       return setError(weftInvalidUsage, "rank %d: %s on a stream: comm was aborted", comm->rank,
                       describeCall(first).c_str());
-    if (deadline.expired())
+    if (idle == Waiter::Idle::kTimedOut)
       return setError(weftTimeout,
                       "rank %d: %s on a stream: the stream did not reach the call within "
                       "WEFT_TIMEOUT=%g s (is it blocked, or waiting on something that waits for "
                       "this call?)",
-                      comm->rank, describeCall(first).c_str(), deadline.seconds());
+                      comm->rank, describeCall(first).c_str(), waiter.timeoutSec());
     if (comm->closing.load(std::memory_order_acquire) && Clock::now() >= comm->closeBy)
       return setError(weftTimeout,
                       "rank %d: %s on a stream: the communicator is being destroyed and the "
@@ -50,7 +51,7 @@ weftResult_t waitStreamReady(weftComm* comm, const StagingBlock* block, uint32_t
                       "rank %d: %s on a stream: the communicator broke before the stream reached "
                       "the call",
                       comm->rank, describeCall(first).c_str());
-    backoff.pause();
+    if (idle == Waiter::Idle::kSleep) Waiter::nap();
   }
   return weftSuccess;
 }

@@ -206,11 +206,27 @@ TEST(ReadCommConfig, DefaultsAndBadValues) {
       {"WEFT_SOCKET_PER_DIRECTION", "lots",
        "WEFT_SOCKET_PER_DIRECTION=lots: expected 0 (off) or a size"},
       {"WEFT_GPU_RING", "2", "WEFT_GPU_RING=2: expected 0, 1 or shared"},
-      {"WEFT_MAX_CTAS", "0", "WEFT_MAX_CTAS=0: expected 1 to"},
+      {"WEFT_MAX_CTAS", "0", "WEFT_MAX_CTAS=0: expected 1 to 32"},
       {"WEFT_NTHREADS", "1024", "WEFT_NTHREADS=1024: expected 64, 128, 256 or 512"},
       {"WEFT_SPIN_US", "fast", "WEFT_SPIN_US=fast: expected auto or 0 to 1000000 (microseconds)"},
       {"WEFT_YIELD_US", "-5", "WEFT_YIELD_US=-5: expected 0 to 1000000 (microseconds)"},
       {"WEFT_SOCKET_CONGESTION", "warp", "WEFT_SOCKET_CONGESTION=warp: this kernel has no such"},
+      {"WEFT_TIMEOUT", "0", "WEFT_TIMEOUT=0: expected a positive number of seconds"},
+      {"WEFT_TIMEOUT", "5s", "WEFT_TIMEOUT=5s: expected a positive number of seconds"},
+      {"WEFT_TIMEOUT", "nan", "WEFT_TIMEOUT=nan: expected a positive number of seconds"},
+      {"WEFT_ALGO", "fastest",
+       "WEFT_ALGO=fastest: expected auto, ring, oneshot, tree, hier, rd, "
+       "rhd or gpu-ring"},
+      // Knobs read where they are used, refused at init rather than ignored.
+      {"WEFT_DEBUG", "LOUD", "WEFT_DEBUG=LOUD: expected NONE, WARN, INFO or TRACE"},
+      {"WEFT_REDUCE_ISA", "sse", "WEFT_REDUCE_ISA=sse: expected auto, avx512, avx2 or scalar"},
+      {"WEFT_NET_GDR_LEVEL", "7", "WEFT_NET_GDR_LEVEL=7: expected PIX, PXB, PHB, NODE, PKG, SYS"},
+      {"WEFT_SOCKET_FAMILY", "ipv4", "WEFT_SOCKET_FAMILY=ipv4: expected AF_INET or AF_INET6"},
+      {"WEFT_IB_GID_INDEX", "-2", "WEFT_IB_GID_INDEX=-2: expected -1 (pick) or 0 to 255"},
+      {"WEFT_IB_TC", "256", "WEFT_IB_TC=256: expected 0 to 255"},
+      {"WEFT_IB_SL", "16", "WEFT_IB_SL=16: expected 0 to 15"},
+      {"WEFT_IB_TIMEOUT", "0", "WEFT_IB_TIMEOUT=0: expected 1 to 31"},
+      {"WEFT_IB_RETRY_CNT", "8", "WEFT_IB_RETRY_CNT=8: expected 0 to 7"},
       {"WEFT_SOCKET_CONGESTION", "a_name_far_too_long",
        "WEFT_SOCKET_CONGESTION=a_name_far_too_long: expected auto, system or the name"},
   };
@@ -261,6 +277,35 @@ TEST(ReadCommConfig, DefaultsAndBadValues) {
 
 // The typed readers hold each knob to its row's type: asking a size knob for
 // a switch is a programming error, not the user's.
+// Choices are read in any case and returned as the row writes them; set but
+// empty reads as the default; fractions of seconds are seconds.
+TEST(ConfigTypes, ChoicesTakeAnyCaseAndSecondsTakeFractions) {
+  std::string word;
+  setenv("WEFT_ALGO", "Tree", 1);
+  EXPECT_EQ(weft::configChoice("WEFT_ALGO", &word), weftSuccess);
+  EXPECT_EQ(word, "tree");
+  setenv("WEFT_ALGO", "", 1);
+  EXPECT_EQ(weft::configChoice("WEFT_ALGO", &word), weftSuccess);
+  EXPECT_EQ(word, "auto");
+  unsetenv("WEFT_ALGO");
+  setenv("WEFT_NET_GDR_LEVEL", "phb", 1);
+  EXPECT_EQ(weft::configChoice("WEFT_NET_GDR_LEVEL", &word), weftSuccess);
+  EXPECT_EQ(word, "PHB");
+  unsetenv("WEFT_NET_GDR_LEVEL");
+  EXPECT_EQ(weft::configChoice("WEFT_SOCKET_FAMILY", &word), weftSuccess);  // unset: either
+  EXPECT_EQ(word, "");
+  double seconds = 0;
+  setenv("WEFT_TIMEOUT", "0.5", 1);
+  EXPECT_EQ(weft::configSeconds("WEFT_TIMEOUT", &seconds), weftSuccess);
+  EXPECT_EQ(seconds, 0.5);
+  unsetenv("WEFT_TIMEOUT");
+  bool isAuto = false;
+  int64_t v = 0;
+  EXPECT_EQ(weft::configSizeOrAuto("WEFT_SPIN_US", &isAuto, &v), weftSuccess);
+  EXPECT_TRUE(isAuto);
+  EXPECT_EQ(weft::configSeconds("WEFT_SPIN_US", &seconds), weftInternalError);
+}
+
 TEST(ConfigTypes, ReadersCheckTheRowsType) {
   bool on = false;
   std::string word;

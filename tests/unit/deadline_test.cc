@@ -3,13 +3,17 @@
 // deadline while the parent stops it (SIGSTOP) for longer than the gap that
 // marks a freeze, then continues it: the real thing, not a mocked clock.
 // Backoff: spin, then yield, then sleep, each for as long as it was given.
+// Waiter: the one wait every loop uses gives up on abort and after
+// WEFT_TIMEOUT without progress, and progress restarts that timeout.
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <thread>
 
 #include "base/wait.h"
 
@@ -189,6 +193,81 @@ TEST(Backoff, ResetStartsTheWindowsAgain) {
   EXPECT_EQ(b.next(), weft::Backoff::Step::kYield);
   weft::Backoff sleeper(0, 0);
   EXPECT_EQ(sleeper.next(), weft::Backoff::Step::kSleep);
+}
+
+// Runs idle() until it says something other than kLook, napping on kSleep;
+// returns what it said and how long that took.
+std::pair<weft::Waiter::Idle, double> idleUntilNotLook(weft::Waiter& w) {
+  const auto start = Clock::now();
+  for (;;) {
+    const weft::Waiter::Idle idle = w.idle();
+    if (idle == weft::Waiter::Idle::kSleep) weft::Waiter::nap();
+    if (idle != weft::Waiter::Idle::kLook && idle != weft::Waiter::Idle::kSleep)
+      return {idle, std::chrono::duration<double>(Clock::now() - start).count()};
+  }
+}
+
+TEST(Waiter, SpinsYieldsSleepsThenTimesOut) {
+  weft::WaitPolicy policy;
+  policy.timeoutSec = 0.2;
+  policy.spinUs = 1000;
+  policy.yieldUs = 1000;
+  weft::Waiter w(policy);
+  bool slept = false;
+  weft::Waiter::Idle idle = weft::Waiter::Idle::kLook;
+  const auto start = Clock::now();
+  while (idle == weft::Waiter::Idle::kLook || idle == weft::Waiter::Idle::kSleep) {
+    idle = w.idle();
+    if (idle == weft::Waiter::Idle::kSleep) {
+      slept = true;
+      weft::Waiter::nap();
+    }
+  }
+  const double took = std::chrono::duration<double>(Clock::now() - start).count();
+  EXPECT_EQ(idle, weft::Waiter::Idle::kTimedOut);
+  EXPECT_TRUE(slept);
+  EXPECT_GE(took, 0.2);
+  EXPECT_LT(took, 2.0);
+}
+
+TEST(Waiter, AbortEndsTheWaitAtOnceEvenWhileSpinning) {
+  std::atomic<bool> abort{false};
+  weft::WaitPolicy policy;
+  policy.abortFlag = &abort;
+  policy.timeoutSec = 30;
+  policy.spinUs = 60 * 1000000;  // a minute of spinning: only the flag can end this
+  weft::Waiter w(policy);
+  std::thread raiser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    abort.store(true);
+  });
+  const auto [idle, took] = idleUntilNotLook(w);
+  raiser.join();
+  EXPECT_EQ(idle, weft::Waiter::Idle::kAborted);
+  EXPECT_LT(took, 5.0);
+}
+
+TEST(Waiter, ProgressRestartsTheTimeout) {
+  weft::WaitPolicy policy;
+  policy.timeoutSec = 1.0;
+  policy.spinUs = 0;
+  policy.yieldUs = 0;
+  weft::Waiter w(policy);
+  // Idle 0.6 s, progress, idle 0.6 s more: 1.2 s in all, never 1 s without progress.
+  const auto idleFor = [&](double seconds) {
+    const auto until = Clock::now() + std::chrono::duration<double>(seconds);
+    while (Clock::now() < until) {
+      const weft::Waiter::Idle idle = w.idle();
+      if (idle != weft::Waiter::Idle::kLook && idle != weft::Waiter::Idle::kSleep) return idle;
+      weft::Waiter::nap();
+    }
+    return weft::Waiter::Idle::kLook;
+  };
+  EXPECT_EQ(idleFor(0.6), weft::Waiter::Idle::kLook);
+  w.progressed();
+  EXPECT_EQ(idleFor(0.6), weft::Waiter::Idle::kLook);
+  // Without progress it does end.
+  EXPECT_EQ(idleUntilNotLook(w).first, weft::Waiter::Idle::kTimedOut);
 }
 
 }  // namespace

@@ -26,13 +26,14 @@
 #include "device/ring_proxy.h"
 #include "ring_cta_threads.h"
 #include "transports/channel.h"
+#include "transports/rdma_memory.h"
 
 namespace {
 
 using weft::dev::RingCall;
 
 // One direction of one host stream: a bounded byte queue.
-class Pipe : public weft::Channel {
+class Pipe : public weft::Channel, public weft::RemoteWrites {
  public:
   weftResult_t trySend(const void* data, size_t bytes, size_t* moved) override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -58,7 +59,7 @@ class Pipe : public weft::Channel {
   }
   weft::ChannelWake wake() const override { return {}; }
   const std::string& peerName() const override { return name_; }
-  bool canPut() const override { return true; }
+  weft::RemoteWrites* remoteWrites() override { return this; }
   weftResult_t tryPut(uint64_t localAddr, uint32_t, uint64_t remoteAddr, uint32_t, size_t bytes,
                       bool* posted) override {
     *posted = ++puts_ % 3 != 0;

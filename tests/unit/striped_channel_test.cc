@@ -192,7 +192,7 @@ TEST(StripedChannel, ALaneWhosePeerClosedIsAnErrorNamingThePeer) {
 
 // A lane in memory: whatever is sent can be received or peeked at once; it
 // records the stream bytes it had carried when each one-sided write came.
-class MemoryLane : public Channel {
+class MemoryLane : public Channel, public weft::RemoteWrites {
  public:
   weftResult_t trySend(const void* data, size_t bytes, size_t* moved) override {
     const char* d = static_cast<const char*>(data);
@@ -214,7 +214,7 @@ class MemoryLane : public Channel {
   }
   ChannelWake wake() const override { return {}; }
   const std::string& peerName() const override { return name_; }
-  bool canPut() const override { return true; }
+  weft::RemoteWrites* remoteWrites() override { return this; }
   weftResult_t tryPut(uint64_t, uint32_t, uint64_t, uint32_t, size_t, bool* posted) override {
     puts_.push_back(carried_);
     *posted = true;
@@ -235,7 +235,7 @@ TEST(StripedChannel, PutsGoOnTheNextBytesLaneAndPeeksCrossPieces) {
   MemoryLane lanes[3];
   std::vector<Channel*> raw = {&lanes[0], &lanes[1], &lanes[2]};
   StripedChannel tx(raw), rx(raw);
-  EXPECT_TRUE(tx.canPut());
+  ASSERT_EQ(tx.remoteWrites(), &tx);
   const std::vector<char> sent = pattern(300 << 10, 5);
   size_t moved = 0;
   bool posted = false;

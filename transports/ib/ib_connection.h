@@ -50,6 +50,7 @@
 #include "transports/channel.h"
 #include "transports/ib/ib_device.h"
 #include "transports/ib/reg_cache.h"
+#include "transports/rdma_memory.h"
 
 struct rdma_cm_id;
 
@@ -96,7 +97,7 @@ struct IbEndpoint {
   uint32_t cmNonce;
 };
 
-class IbConnection : public Channel {
+class IbConnection : public Channel, public RemoteWrites {
  public:
   // `cache` registers user buffers for zero-copy; `zcopyMin` is the smallest
   // send that uses it (0: never; the receive side always follows the sender).
@@ -123,11 +124,11 @@ class IbConnection : public Channel {
   // The ring bytes that arrived and were not consumed (Channel::tryPeek); a
   // zero-copy send next on the QP cannot be peeked (weftInvalidUsage).
   weftResult_t tryPeek(void* data, size_t bytes, size_t* got) override;
-  // A plain RDMA WRITE into the peer's registered memory (Channel::tryPut),
+  // A plain RDMA WRITE into the peer's registered memory (RemoteWrites),
   // queued before whatever this QP sends next: RC executes a QP's requests in
   // order, so the receive completion of a later WRITE_WITH_IMM means the
   // write's data is placed. *posted false: the send queue is full.
-  bool canPut() const override { return true; }
+  RemoteWrites* remoteWrites() override { return this; }
   weftResult_t tryPut(uint64_t localAddr, uint32_t lkey, uint64_t remoteAddr, uint32_t rkey,
                       size_t bytes, bool* posted) override;
   // Completion queues are polled, not slept on (ChannelWake::Via::kRetry):

@@ -9,10 +9,10 @@
 #include <utility>
 #include <vector>
 
-#include "base/call_header.h"
 #include "bootstrap/bootstrap.h"
 #include "topo/rank_place.h"
 #include "transports/shm/doorbell.h"
+#include "transports/shm/shm_board.h"
 #include "transports/shm/shm_channel.h"
 #include "transports/shm/shm_segment.h"
 #include "transports/tcp/tcp_transport.h"
@@ -20,24 +20,6 @@
 #include "transports/transport_setup.h"
 
 namespace weft {
-
-// A rank's publication board: small buffers published for every local peer to
-// read in place (the one-round collectives of collectives/local_board.cc).
-// `seq` counts the calls published so far; the data of call s is in slot s % 2.
-// Ordering: the writer fills the slot, then stores seq (release); a reader
-// loads seq (acquire) and then reads the slot. A writer reuses slot s % 2 only
-// for call s + 2, which it starts after seeing every peer publish s + 1, and a
-// peer publishes s + 1 only after it finished reading call s: no slot is
-// overwritten while someone still reads it.
-// `call[s % 2]` is the header of the collective that publish s starts (see
-// base/call_header.h), written before seq and in seq's cache line so a
-// reader gets both with one miss.
-constexpr size_t kBoardSlotBytes = 32 << 10;
-struct ShmBoard {
-  alignas(64) std::atomic<uint64_t> seq{0};
-  CallHeader call[2];
-  alignas(64) char slot[2][kBoardSlotBytes];
-};
 
 // The FIFO size per peer pair and stream for a node of `nlocal` ranks: every
 // rank holds one FIFO per local peer and stream, so a node holds nlocal^2 of
