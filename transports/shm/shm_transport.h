@@ -1,6 +1,7 @@
 // Shared-memory transport between the ranks of one node (same node identity,
-// see src/topo/node_id.h). Each rank owns one segment holding its doorbell and
-// one receive FIFO per local peer and stream; senders map it and write across.
+// see src/topo/node_id.h). Each rank owns one segment holding its doorbell, its
+// board (shm_board.h; node_memory.h uses it) and one receive FIFO per local
+// peer and stream; senders map it and write across.
 // The TCP connection to each local peer stays open, carrying no data, so that
 // a peer's death is seen at once (EOF) rather than after WEFT_TIMEOUT.
 #pragma once
