@@ -7,16 +7,18 @@
 // intact while v is written. A commit runs on the progress thread in four
 // steps: an allreduce that checks every rank commits the same version with
 // the same copies; a header to each holder (version, size); the buffer to
-// each holder and into the owner's own slot; a final allreduce. A rank that
+// each holder and into the owner's own slot (on one node whose ranks map each
+// other's memory, written straight into the holder's slot, then a note); a
+// final allreduce. A rank that
 // finishes the final allreduce knows every rank finished the third step, so
 // version v is then whole everywhere: it sets lastComplete = v. A failure
 // can leave ranks one version apart (one saw the end, another did not); the
 // restore takes the newest lastComplete among the ranks, which is whole
 // where any rank saw it. Version v+2 would overwrite v's slot, but no rank
 // starts it before finishing v+1's final allreduce, so v is dropped only
-// once v+1 is whole everywhere. Every message is a two-sided send and
-// receive: nothing lands in a holder's slot before the holder posts the
-// receive for that version.
+// once v+1 is whole everywhere. Nothing lands in a holder's slot before the
+// holder made it ready for that version: a two-sided receive it posts, or the
+// slot it offers for one-sided writes after the header.
 #pragma once
 
 #include <atomic>
@@ -67,6 +69,7 @@ struct weftReplica {
   uint64_t nextVersion = 1;               // the version the next commit writes (user's thread)
   std::atomic<int> inFlight{0};           // commits queued and not finished
   std::atomic<bool> needsRestore{false};  // a commit failed: its version is discarded
+  bool pathLogged = false;                // the commits' path was logged (INFO, once)
 };
 
 namespace weft {
