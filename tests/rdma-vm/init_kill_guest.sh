@@ -17,7 +17,7 @@ probe=$1 trials=$2 nranks=$3 window=$4 limit_cs=$(((${5:-1000} + 9) / 10))
 dir=/tmp/initkill.$$
 mkdir -p "$dir"
 now_cs() { cut -d' ' -f1 /proc/uptime | tr -d .; }  # centiseconds
-failed=0 worst=0 during=0 before=0 calls=0 over1s=0
+failed=0 worst=0 during=0 before=0 beforeStart=0 calls=0 over1s=0
 t=0
 while [ "$t" -lt "$trials" ]; do
   port=$((20000 + (RANDOM % 20000)))
@@ -64,11 +64,16 @@ while [ "$t" -lt "$trials" ]; do
     echo "  FAIL: a survivor took ${slowest}0 ms"
     failed=$((failed + 1))
   fi
-  case $kind in init) during=$((during + 1)) ;; before) before=$((before + 1)) ;; *) calls=$((calls + 1)) ;; esac
-  [ "$kind" != before ] && [ "$slowest" -gt "$worst" ] && worst=$slowest
+  # A victim without the probe's START line died before it called init.
+  if [ "$kind" = before ] && ! grep -q '^START' "$dir/out.$victim"; then
+    kind=before-start
+    beforeStart=$((beforeStart + 1))
+  fi
+  case $kind in init) during=$((during + 1)) ;; before*) before=$((before + 1)) ;; *) calls=$((calls + 1)) ;; esac
+  case $kind in before*) ;; *) [ "$slowest" -gt "$worst" ] && worst=$slowest ;; esac
   echo "trial $t: killed rank $victim at $delay ms ($kind): slowest survivor ${slowest}0 ms"
   t=$((t + 1))
 done
 rm -rf "$dir"
-echo "SUMMARY verbs: $during deaths during init, $calls during the first calls: slowest survivor ${worst}0 ms ($over1s over 1 s, limit ${limit_cs}0 ms); $before before the root; $failed broken rule(s)"
+echo "SUMMARY verbs: $during deaths during init, $calls during the first calls: slowest survivor ${worst}0 ms ($over1s over 1 s, limit ${limit_cs}0 ms); $before before the root ($beforeStart of them before calling init); $failed broken rule(s)"
 [ "$failed" -eq 0 ]
