@@ -119,6 +119,9 @@ const ConfigVar kConfigVars[] = {
      "of over 32 ranks get less (down to 64K) so that the node's FIFOs stay within 2 GiB.",
      ConfigType::kSize, 4096, kGiB, "a size from 4K to 1G"},
     {"WEFT_SECRET", "", "Shared job secret for WEFT_ROOT_ADDR / torchrun launches."},
+    {"WEFT_STANDBY_ADDR", "",
+     "The standby pool's host:port/secret (set by weft-run --standby K, or by a launcher that "
+     "serves a pool with weftStandbyPoolStart): where weftStandbyWait and weftCommReplace ask."},
     {"WEFT_NET_GDR_LEVEL", "PXB",
      "Farthest GPU-NIC path class that still uses GPUDirect RDMA: PIX, PXB, PHB, NODE, PKG or "
      "SYS (or 1-6).",

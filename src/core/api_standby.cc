@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "base/config.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "bootstrap/standby_pool.h"
@@ -27,7 +28,8 @@ struct weftStandbyPool {
 
 namespace {
 
-const char* standbyAddr() { return std::getenv("WEFT_STANDBY_ADDR"); }
+// The pool's address (WEFT_STANDBY_ADDR); empty without one.
+std::string standbyAddr() { return configString("WEFT_STANDBY_ADDR"); }
 
 // What the survivors' leader learned from the pool, broadcast to the others.
 struct ReplaceVerdict {
@@ -39,11 +41,11 @@ struct ReplaceVerdict {
 
 // The leader asks the pool for one standby per dead rank (all or none).
 void askPool(int nranks, const std::vector<int>& dead, ReplaceVerdict* verdict) {
-  const char* addr = standbyAddr();
+  const std::string addr = standbyAddr();
   std::string why = "no standby pool (WEFT_STANDBY_ADDR is not set)";
   bool assigned = false;
   weftUniqueId id;
-  if (addr != nullptr && weftGetUniqueId(&id) == weftSuccess &&
+  if (!addr.empty() && weftGetUniqueId(&id) == weftSuccess &&
       standbyAssign(addr, nranks, dead, id, &assigned, &why) != weftSuccess)
     why = "the standby pool did not answer: " + lastError();
   verdict->assigned = assigned ? 1 : 0;
@@ -94,8 +96,8 @@ weftResult_t replaceKnown(weftComm_t comm, const int* deadRanks, int nDead, weft
 // that asked a moment apart may get different answers (a second death seen
 // late), so the shrink inside fails on all of them alike and all ask again.
 weftResult_t replaceAskingPool(weftComm_t comm, weftComm_t* newcomm, int* replaced) {
-  const char* addr = standbyAddr();
-  if (addr == nullptr)
+  const std::string addr = standbyAddr();
+  if (addr.empty())
     return setError(weftInvalidArgument,
                     "weftCommReplace: deadRanks is NULL, but there is no standby pool to ask "
                     "which ranks died (WEFT_STANDBY_ADDR is not set: weft-run --standby K sets "
@@ -159,8 +161,8 @@ weftResult_t weftStandbyWait(weftComm_t* comm) {
   clearError();
   if (comm == nullptr) return setError(weftInvalidArgument, "weftStandbyWait: comm is NULL");
   *comm = nullptr;
-  const char* addr = standbyAddr();
-  if (addr == nullptr)
+  const std::string addr = standbyAddr();
+  if (addr.empty())
     return setError(weftInvalidArgument,
                     "weftStandbyWait: WEFT_STANDBY_ADDR is not set (the launcher sets it for "
                     "standby processes: weft-run --standby K)");
