@@ -23,6 +23,14 @@ void HelloGate::drop(size_t i, const char* why) {
   pending_.erase(pending_.begin() + static_cast<long>(i));
 }
 
+bool HelloGate::readMore(Pending& p) {
+  const ssize_t n =
+      recv(p.fd, reinterpret_cast<char*>(&p.hello) + p.got, sizeof(Hello) - p.got, MSG_DONTWAIT);
+  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) return false;
+  if (n > 0) p.got += static_cast<size_t>(n);
+  return true;
+}
+
 weftResult_t HelloGate::poll(int waitMs, std::vector<std::pair<int, Hello>>* ready) {
   pfds_.assign(1, pollfd{listenFd_, POLLIN, 0});
   for (const Pending& p : pending_) pfds_.push_back(pollfd{p.fd, POLLIN, 0});
@@ -32,13 +40,10 @@ weftResult_t HelloGate::poll(int waitMs, std::vector<std::pair<int, Hello>>* rea
   for (size_t i = pending_.size(); i-- > 0;) {
     Pending& p = pending_[i];
     if (pfds_[i + 1].revents != 0) {
-      ssize_t n = recv(p.fd, reinterpret_cast<char*>(&p.hello) + p.got, sizeof(Hello) - p.got,
-                       MSG_DONTWAIT);
-      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+      if (!readMore(p)) {
         drop(i, "closed before its Hello");
         continue;
       }
-      if (n > 0) p.got += static_cast<size_t>(n);
       if (p.got == sizeof(Hello)) {
         ready->emplace_back(p.fd, p.hello);
         pending_.erase(pending_.begin() + static_cast<long>(i));
@@ -56,9 +61,23 @@ weftResult_t HelloGate::poll(int waitMs, std::vector<std::pair<int, Hello>>* rea
                       "cannot accept another connection: %s (see RLIMIT_NOFILE, `ulimit -n`)",
                       strerror(errno));
     if (fd < 0) break;
-    if (pending_.size() >= kMaxPending) drop(0, "waited longest while the gate was full");
     setNoDelay(fd);
-    pending_.push_back(Pending{fd, std::chrono::steady_clock::now(), 0, Hello{}});
+    // A rank sends its Hello right after connecting, so it is usually here
+    // already: take it now. Only a connection still owing it waits in the
+    // gate, where a full gate drops the one that waited longest. (Accepting a
+    // whole backlog before reading would drop real ranks whose Hellos sit
+    // unread: a large job's peers all connect to each rank at once.)
+    Pending p{fd, std::chrono::steady_clock::now(), 0, Hello{}};
+    if (!readMore(p)) {
+      close(fd);
+      continue;
+    }
+    if (p.got == sizeof(Hello)) {
+      ready->emplace_back(p.fd, p.hello);
+      continue;
+    }
+    if (pending_.size() >= kMaxPending) drop(0, "waited longest while the gate was full");
+    pending_.push_back(p);
   }
   return weftSuccess;
 }

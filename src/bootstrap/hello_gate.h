@@ -39,6 +39,9 @@ class HelloGate {
     Hello hello;
   };
   void drop(size_t i, const char* why);
+  // Reads what arrived of p's Hello without blocking; false when the peer
+  // closed or the socket failed.
+  static bool readMore(Pending& p);
 
   int listenFd_;  // owned by the caller
   std::vector<Pending> pending_;

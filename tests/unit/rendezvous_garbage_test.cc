@@ -170,4 +170,40 @@ TEST(HelloGate, GoodHelloPassesSilentStrangers) {
   close(listenFd);
 }
 
+// More real ranks than the gate holds connect at once, each sending its
+// Hello at once (a large job's peers all dial each rank's listener as it
+// starts): every one passes, none is dropped for the gate being full.
+TEST(HelloGate, AWholeBacklogOfHellosPasses) {
+  weft::SockAddr local, bound;
+  std::string why;
+  ASSERT_TRUE(weft::parseHostPort("127.0.0.1:0", &local, &why)) << why;
+  int listenFd = -1;
+  ASSERT_EQ(weft::listenOn(local, &listenFd, &bound), weftSuccess) << weftGetLastError(nullptr);
+  weft::HelloGate gate(listenFd);
+  const int n = static_cast<int>(weft::HelloGate::kMaxPending) + 100;
+  std::vector<int> dialed;
+  for (int i = 0; i < n; ++i) {
+    weft::Hello hello{};
+    hello.magic = weft::kWireMagic;
+    hello.rank = i;
+    const int fd = dial(bound);
+    ASSERT_GE(fd, 0);
+    sendBytes(fd, &hello, sizeof(hello));
+    dialed.push_back(fd);
+  }
+  std::vector<std::pair<int, weft::Hello>> ready;
+  const Clock::time_point start = Clock::now();
+  while (ready.size() < dialed.size() && Clock::now() - start < std::chrono::seconds(3))
+    ASSERT_EQ(gate.poll(50, &ready), weftSuccess);
+  EXPECT_EQ(ready.size(), dialed.size());
+  std::vector<bool> seen(n, false);
+  for (const auto& [fd, hello] : ready) {
+    if (hello.rank >= 0 && hello.rank < n) seen[hello.rank] = true;
+    close(fd);
+  }
+  for (int i = 0; i < n; ++i) EXPECT_TRUE(seen[i]) << "rank " << i << "'s Hello was dropped";
+  for (int fd : dialed) close(fd);
+  close(listenFd);
+}
+
 }  // namespace
