@@ -197,13 +197,23 @@ TEST(Backoff, ResetStartsTheWindowsAgain) {
 
 // Runs idle() until it says something other than kLook, napping on kSleep;
 // returns what it said and how long that took.
-std::pair<weft::Waiter::Idle, double> idleUntilNotLook(weft::Waiter& w) {
+// What idleUntilNotLook saw: the final answer, how long it took, whether it slept.
+struct IdleEnd {
+  weft::Waiter::Idle idle;
+  double seconds;
+  bool slept;
+};
+IdleEnd idleUntilNotLook(weft::Waiter& w) {
   const auto start = Clock::now();
+  bool slept = false;
   for (;;) {
     const weft::Waiter::Idle idle = w.idle();
-    if (idle == weft::Waiter::Idle::kSleep) weft::Waiter::nap();
+    if (idle == weft::Waiter::Idle::kSleep) {
+      slept = true;
+      weft::Waiter::nap();
+    }
     if (idle != weft::Waiter::Idle::kLook && idle != weft::Waiter::Idle::kSleep)
-      return {idle, std::chrono::duration<double>(Clock::now() - start).count()};
+      return {idle, std::chrono::duration<double>(Clock::now() - start).count(), slept};
   }
 }
 
@@ -213,21 +223,11 @@ TEST(Waiter, SpinsYieldsSleepsThenTimesOut) {
   policy.spinUs = 1000;
   policy.yieldUs = 1000;
   weft::Waiter w(policy);
-  bool slept = false;
-  weft::Waiter::Idle idle = weft::Waiter::Idle::kLook;
-  const auto start = Clock::now();
-  while (idle == weft::Waiter::Idle::kLook || idle == weft::Waiter::Idle::kSleep) {
-    idle = w.idle();
-    if (idle == weft::Waiter::Idle::kSleep) {
-      slept = true;
-      weft::Waiter::nap();
-    }
-  }
-  const double took = std::chrono::duration<double>(Clock::now() - start).count();
-  EXPECT_EQ(idle, weft::Waiter::Idle::kTimedOut);
-  EXPECT_TRUE(slept);
-  EXPECT_GE(took, 0.2);
-  EXPECT_LT(took, 2.0);
+  const IdleEnd end = idleUntilNotLook(w);
+  EXPECT_EQ(end.idle, weft::Waiter::Idle::kTimedOut);
+  EXPECT_TRUE(end.slept);
+  EXPECT_GE(end.seconds, 0.2);
+  EXPECT_LT(end.seconds, 2.0);
 }
 
 TEST(Waiter, AbortEndsTheWaitAtOnceEvenWhileSpinning) {
@@ -241,10 +241,10 @@ TEST(Waiter, AbortEndsTheWaitAtOnceEvenWhileSpinning) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     abort.store(true);
   });
-  const auto [idle, took] = idleUntilNotLook(w);
+  const IdleEnd end = idleUntilNotLook(w);
   raiser.join();
-  EXPECT_EQ(idle, weft::Waiter::Idle::kAborted);
-  EXPECT_LT(took, 5.0);
+  EXPECT_EQ(end.idle, weft::Waiter::Idle::kAborted);
+  EXPECT_LT(end.seconds, 5.0);
 }
 
 TEST(Waiter, ProgressRestartsTheTimeout) {
@@ -267,7 +267,7 @@ TEST(Waiter, ProgressRestartsTheTimeout) {
   w.progressed();
   EXPECT_EQ(idleFor(0.6), weft::Waiter::Idle::kLook);
   // Without progress it does end.
-  EXPECT_EQ(idleUntilNotLook(w).first, weft::Waiter::Idle::kTimedOut);
+  EXPECT_EQ(idleUntilNotLook(w).idle, weft::Waiter::Idle::kTimedOut);
 }
 
 }  // namespace

@@ -140,12 +140,21 @@ TEST_F(RendezvousGarbage, SilentStrangersDoNotDelay) {
 
 // Every rank's bootstrap listener reads Hellos through the same gate: a good
 // Hello passes at once although silent and half-Hello connections came first.
-TEST(HelloGate, GoodHelloPassesSilentStrangers) {
-  weft::SockAddr local, bound;
+// A listener on loopback for a gate: its descriptor, and where it listens in *bound.
+int listenLoopback(weft::SockAddr* bound) {
+  weft::SockAddr local;
   std::string why;
-  ASSERT_TRUE(weft::parseHostPort("127.0.0.1:0", &local, &why)) << why;
   int listenFd = -1;
-  ASSERT_EQ(weft::listenOn(local, &listenFd, &bound), weftSuccess) << weftGetLastError(nullptr);
+  if (!weft::parseHostPort("127.0.0.1:0", &local, &why) ||
+      weft::listenOn(local, &listenFd, bound) != weftSuccess)
+    return -1;
+  return listenFd;
+}
+
+TEST(HelloGate, GoodHelloPassesSilentStrangers) {
+  weft::SockAddr bound;
+  const int listenFd = listenLoopback(&bound);
+  ASSERT_GE(listenFd, 0) << weftGetLastError(nullptr);
   weft::HelloGate gate(listenFd);
   std::vector<int> strangers;
   for (int i = 0; i < 5; ++i) strangers.push_back(dial(bound));
@@ -174,11 +183,9 @@ TEST(HelloGate, GoodHelloPassesSilentStrangers) {
 // Hello at once (a large job's peers all dial each rank's listener as it
 // starts): every one passes, none is dropped for the gate being full.
 TEST(HelloGate, AWholeBacklogOfHellosPasses) {
-  weft::SockAddr local, bound;
-  std::string why;
-  ASSERT_TRUE(weft::parseHostPort("127.0.0.1:0", &local, &why)) << why;
-  int listenFd = -1;
-  ASSERT_EQ(weft::listenOn(local, &listenFd, &bound), weftSuccess) << weftGetLastError(nullptr);
+  weft::SockAddr bound;
+  const int listenFd = listenLoopback(&bound);
+  ASSERT_GE(listenFd, 0) << weftGetLastError(nullptr);
   weft::HelloGate gate(listenFd);
   const int n = static_cast<int>(weft::HelloGate::kMaxPending) + 100;
   std::vector<int> dialed;
