@@ -1,4 +1,5 @@
-// Bounded waiting. Every blocking loop in weft is a Waiter: it carries a
+// Bounded waiting. Every loop that waits for peers during a call is a Waiter
+// (set-up's socket waits block in poll() under a Deadline alone): it carries a
 // Deadline (from WEFT_TIMEOUT) and an optional abort flag, and backs off in
 // three stages: spin (cheap when the peer answers within microseconds), yield
 // (lets a peer on the same core run: these machines are often
@@ -95,7 +96,6 @@ class Waiter {
   bool aborted() const {
     return policy_.abortFlag != nullptr && policy_.abortFlag->load(std::memory_order_relaxed);
   }
-  const Deadline& deadline() const { return deadline_; }
   double timeoutSec() const { return policy_.timeoutSec; }
 
  private:
