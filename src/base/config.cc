@@ -76,14 +76,29 @@ weftResult_t refuse(const ConfigVar& var, const std::string& text) {
   return setError(weftInvalidArgument, "%s=%s: expected %s", var.name, text.c_str(),
                   configAccepts(var).c_str());
 }
+// A size within the row's [lo, hi], else the row's refusal.
+weftResult_t sizeInRange(const ConfigVar& var, const std::string& text, int64_t* out) {
+  if (!parseSize(text, out) || *out < var.lo || *out > var.hi) return refuse(var, text);
+  return weftSuccess;
+}
+
+// The words of a kChoice row ("a|b|c"), in order.
+std::vector<std::string> choiceWords(const ConfigVar& var) {
+  std::vector<std::string> words;
+  const std::string all = var.expected;
+  for (size_t at = 0;;) {
+    const size_t bar = all.find('|', at);
+    words.push_back(all.substr(at, bar == std::string::npos ? bar : bar - at));
+    if (bar == std::string::npos) return words;
+    at = bar + 1;
+  }
+}
 }  // namespace
 
 weftResult_t configSize(const char* name, int64_t* out) {
   const ConfigVar* var = typedRow(name, ConfigType::kSize, "size");
   if (var == nullptr) return weftInternalError;
-  const std::string text = configString(name);
-  if (!parseSize(text, out) || *out < var->lo || *out > var->hi) return refuse(*var, text);
-  return weftSuccess;
+  return sizeInRange(*var, configString(name), out);
 }
 
 weftResult_t configSwitch(const char* name, bool* out) {
@@ -100,9 +115,7 @@ weftResult_t configSizeOrAuto(const char* name, bool* isAuto, int64_t* out) {
   if (var == nullptr) return weftInternalError;
   const std::string text = configString(name);
   *isAuto = text == "auto";
-  if (*isAuto) return weftSuccess;
-  if (!parseSize(text, out) || *out < var->lo || *out > var->hi) return refuse(*var, text);
-  return weftSuccess;
+  return *isAuto ? weftSuccess : sizeInRange(*var, text, out);
 }
 
 weftResult_t configSeconds(const char* name, double* out) {
@@ -123,16 +136,11 @@ weftResult_t configChoice(const char* name, std::string* out) {
   if (var == nullptr) return weftInternalError;
   std::string text = configString(name);
   if (text.empty()) text = var->defaultValue;
-  const std::string words = var->expected;
-  for (size_t at = 0;;) {
-    const size_t bar = words.find('|', at);
-    const std::string word = words.substr(at, bar == std::string::npos ? bar : bar - at);
+  for (const std::string& word : choiceWords(*var)) {
     if (strcasecmp(word.c_str(), text.c_str()) == 0) {
       *out = word;
       return weftSuccess;
     }
-    if (bar == std::string::npos) break;
-    at = bar + 1;
   }
   // A default outside the words ("" for "not forced") is accepted as itself.
   if (text == var->defaultValue) {
@@ -153,15 +161,11 @@ std::string configAccepts(const ConfigVar& var) {
     case ConfigType::kSwitch:
       return "0 or 1";
     case ConfigType::kChoice: {
-      const std::string words = var.expected;
+      const std::vector<std::string> words = choiceWords(var);
       std::string said;  // "a, b or c"
-      for (size_t at = 0, count = 0;; ++count) {
-        const size_t bar = words.find('|', at);
-        if (count > 0) said += bar == std::string::npos ? " or " : ", ";
-        said += words.substr(at, bar == std::string::npos ? bar : bar - at);
-        if (bar == std::string::npos) return said;
-        at = bar + 1;
-      }
+      for (size_t i = 0; i < words.size(); ++i)
+        said += (i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + words[i];
+      return said;
     }
     default:
       return "";
