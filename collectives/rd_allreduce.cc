@@ -142,7 +142,8 @@ weftResult_t recursiveDoublingAllReduceNoAvg(CollContext& ctx, const CollArgs& a
       return setError(weftSystemError, "cannot allocate %zu bytes of allreduce scratch", bytes);
   }
   if (inPlaceClash) {
-    std::memcpy(scratch, input, bytes);
+    // A recorded run (the simulator's) moves no bytes, this copy included.
+    if (ctx.run.recorder == nullptr) std::memcpy(scratch, input, bytes);
     input = scratch;
   }
   RecursiveDoublingPlan plan(ctx, args, fold, input, scratch, pairFoldChunk(ctx, fold.steps));

@@ -1,8 +1,10 @@
 // weft-sim's parts: max-min sharing, plans recorded from weft's own ring
 // (the fabric-aware order), the two timing modes against each other, and the
-// fabric-aware placement against the blind one on an oversubscribed fabric.
+// fabric-aware placement against the blind one on an oversubscribed fabric,
+// and exact mode's link sharing on a hand-made incast.
 #include <gtest/gtest.h>
 
+#include "sim_exact.h"
 #include "sim_network.h"
 #include "sim_record.h"
 #include "sim_timing.h"
@@ -116,6 +118,38 @@ TEST(WeftSim, ExactModeTimesEveryModelledAllReduce) {
     EXPECT_GT(t, 0) << weft::algoName(a);
     EXPECT_LT(t, 1e7) << weft::algoName(a);
   }
+}
+
+// Ranks 0 and 1 start sending 1 MB to rank 3 at the same instant; rank 2
+// joins 500 us later. Rank 3's down link (1000 bytes/us) gives each mover an
+// equal share from each start or stop on: 0 and 1 move 250 KB each by 500
+// us, then all three share until 0 and 1 end at 2750 us, and rank 2's last
+// 250 KB go alone: it ends at 3000 us, plus the route's latency.
+TEST(WeftSim, ExactModeSharesALinkAmongItemsStartedTogetherOrLater) {
+  Cluster c = cluster(4, 1, 1, 1, false, false);
+  Network net(c);
+  const double perUs = net.fairRates({{0, 3, 0}})[0] * 1e3;
+  ASSERT_NEAR(perUs, 1000, 1e-6);
+  std::vector<RankPlans> plans(4);
+  for (int r = 0; r < 3; ++r) {
+    SimFlow send;
+    send.send = true;
+    send.peer = 3;
+    send.items = {SimItem{1000000}};
+    plans[r].phases = {{send}};
+    SimFlow recv;
+    recv.peer = r;
+    recv.items = {SimItem{1000000}};
+    if (plans[3].phases.empty()) plans[3].phases.resize(1);
+    plans[3].phases[0].push_back(recv);
+  }
+  std::vector<int> links;
+  double latency = 0;
+  net.route(Flow{2, 3, 0}, &links, &latency);
+  double end = 0;
+  std::string why;
+  ASSERT_TRUE(runExact(net, plans, 0, {0, 0, 500, 0}, &end, &why)) << why;
+  EXPECT_NEAR(end, 3000 + latency, 1e-6);
 }
 
 }  // namespace

@@ -35,16 +35,24 @@ class ExactRun {
       }
     int64_t done = 0;
     while (!queue_.empty()) {
-      Event e = queue_.top();
-      queue_.pop();
-      if (e.kind == 0) {
-        ready(e.t, e.node, &done);
-      } else if (e.kind == 1) {
-        startMoving(e.t, e.node);
-      } else if (flows_[flowOf_[e.node]].version == e.version) {
-        stopMoving(e.t, e.node);
-        complete(e.t, e.node, &done);
+      // Every event of one instant, then one new share for each item moving
+      // on a link where an item started or stopped: symmetric plans start
+      // thousands of items at the same instant, and sharing out a link once
+      // per instant instead of once per item gives the same rates.
+      const double now = queue_.top().t;
+      while (!queue_.empty() && queue_.top().t == now) {
+        Event e = queue_.top();
+        queue_.pop();
+        if (e.kind == 0) {
+          ready(e.t, e.node, &done);
+        } else if (e.kind == 1) {
+          startMoving(e.t, e.node);
+        } else if (flows_[flowOf_[e.node]].version == e.version) {
+          stopMoving(e.node);
+          complete(e.t, e.node, &done);
+        }
       }
+      shareOutDirtyLinks(now);
     }
     if (done < nodes_) {
       *why = "the plans wait on each other (" + std::to_string(nodes_ - done) +
@@ -149,6 +157,9 @@ class ExactRun {
     for (int r = 0; r < n; ++r)
       for (size_t k = 1; k < phaseEnd[r].size(); ++k) edge(phaseEnd[r][k - 1], phaseEnd[r][k]);
     moving_.assign(net_.numLinks(), {});
+    linkDirty_.assign(net_.numLinks(), 0);
+    flowStamp_.assign(flows_.size(), 0);
+    current_.assign(flows_.size(), 0);
     return true;
   }
 
@@ -193,7 +204,6 @@ class ExactRun {
   void startMoving(double t, int64_t x) {
     const int fid = flowOf_[x];
     FlowState& s = flows_[fid];
-    if (current_.size() < flows_.size()) current_.resize(flows_.size(), 0);
     current_[fid] = item_[x];
     s.remaining = static_cast<double>(plans_[s.r].phases[s.k][s.f].items[item_[x]].bytes);
     s.rate = 0;
@@ -204,10 +214,10 @@ class ExactRun {
       queue_.push(Event{t, 2, x, s.version});
       return;
     }
-    touchNeighbours(t, fid);
+    markDirty(fid);
   }
 
-  void stopMoving(double t, int64_t x) {
+  void stopMoving(int64_t x) {
     const int fid = flowOf_[x];
     FlowState& s = flows_[fid];
     for (int l : s.route) {
@@ -216,17 +226,30 @@ class ExactRun {
     }
     s.rate = 0;
     ++s.version;  // no more end events for this item
-    touchNeighbours(t, fid);
+    markDirty(fid);
   }
 
-  // Every item moving on one of fid's links (fid too, while it moves) gets its new share.
-  void touchNeighbours(double t, int fid) {
-    scratch_.clear();
+  void markDirty(int fid) {
     for (int l : flows_[fid].route)
-      for (int other : moving_[l]) scratch_.push_back(other);
-    std::sort(scratch_.begin(), scratch_.end());
-    scratch_.erase(std::unique(scratch_.begin(), scratch_.end()), scratch_.end());
-    for (int other : scratch_) refresh(t, other);
+      if (!linkDirty_[l]) {
+        linkDirty_[l] = 1;
+        dirty_.push_back(l);
+      }
+  }
+
+  // Every item moving on a link marked since the last instant gets its new
+  // share, once however many of its links were marked.
+  void shareOutDirtyLinks(double t) {
+    ++stamp_;
+    for (int l : dirty_) {
+      linkDirty_[l] = 0;
+      for (int other : moving_[l])
+        if (flowStamp_[other] != stamp_) {
+          flowStamp_[other] = stamp_;
+          refresh(t, other);
+        }
+    }
+    dirty_.clear();
   }
 
   const Network& net_;
@@ -243,7 +266,10 @@ class ExactRun {
   std::vector<std::vector<int64_t>> waiters_;
   std::vector<std::vector<int>> moving_;  // [link] -> flows moving an item on it
   std::vector<int64_t> current_;          // [flow] -> the item it moves
-  std::vector<int> scratch_;
+  std::vector<char> linkDirty_;           // [link] -> in dirty_
+  std::vector<int> dirty_;                // links whose movers changed at this instant
+  std::vector<uint64_t> flowStamp_;       // [flow] -> the last instant it was given a share
+  uint64_t stamp_ = 0;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> queue_;
 };
 

@@ -3,8 +3,8 @@
 // dependencies are met and (for a phase's first items) the rank's previous
 // phase has ended; it then spends the engine's per-message cost and moves its
 // bytes. While it moves it shares each link it crosses equally with the other
-// items moving there, and goes at its tightest link's share, recomputed
-// whenever an item starts or stops on one of its links. The matching receive
+// items moving there, and goes at its tightest link's share, recomputed at
+// each instant where an item starts or stops on one of its links. The matching receive
 // item at the peer completes one route latency after the last byte left.
 #pragma once
 
