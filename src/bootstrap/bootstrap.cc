@@ -2,6 +2,7 @@
 #include "bootstrap/bootstrap.h"
 
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@ Bootstrap::~Bootstrap() {
   closeFd(&ringPrev_);
   closeFd(&listenFd_);
   for (auto& kv : stash_) close(kv.second);
+  closeFd(&wakeWatch_);
 }
 
 void Bootstrap::shutdownAll() {
@@ -45,6 +47,12 @@ weftResult_t Bootstrap::init(const UniqueIdBody& id, int rank, int nranks,
   std::memcpy(secret_, id.secret, kSecretBytes);
   sameUserOnly_ = (id.flags & kIdSameUserOnly) != 0;
   WEFT_CHECK(rendezvous(id));
+  // Without a way to wake it, the watch would notice stopWatch only at its
+  // next poll timeout, and every init would wait up to that long to end.
+  wakeWatch_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wakeWatch_ < 0)
+    return setError(weftSystemError, "rank %d: eventfd for the init watch failed: %s", rank_,
+                    strerror(errno));
   watch_ = std::thread([this] { watchRoot(); });
   if (nranks_ == 1) return weftSuccess;
   // The ring: connect forward first (it completes against the backlog), then accept.
@@ -118,8 +126,8 @@ weftResult_t Bootstrap::rendezvous(const UniqueIdBody& id) {
 void Bootstrap::watchRoot() {
   std::string sentence;
   while (!stopWatch_.load()) {
-    pollfd p{rootFd_, POLLIN, 0};
-    if (poll(&p, 1, 100) <= 0) continue;
+    pollfd p[2] = {{rootFd_, POLLIN, 0}, {wakeWatch_, POLLIN, 0}};
+    if (poll(p, 2, 100) <= 0 || p[0].revents == 0) continue;
     RootReply rep{};
     const Deadline d = Deadline::after(1.0);
     if (recvAll(rootFd_, &rep, sizeof(rep), d, nullptr, "the rendezvous root") != weftSuccess) {
@@ -159,6 +167,10 @@ bool Bootstrap::peerFailure(int waitMs, std::string* sentence) {
 
 void Bootstrap::stopWatch() {
   stopWatch_.store(true);
+  if (wakeWatch_ >= 0) {
+    const uint64_t one = 1;
+    (void)!write(wakeWatch_, &one, sizeof(one));
+  }
   if (watch_.joinable()) watch_.join();
 }
 

@@ -84,6 +84,7 @@ class Bootstrap {
   std::atomic<bool>* raise_ = nullptr;
   std::thread watch_;
   std::atomic<bool> stopWatch_{false};
+  int wakeWatch_ = -1;  // eventfd: stopWatch ends the watch's poll at once
   std::mutex noticeMu_;
   std::condition_variable noticeCv_;
   std::string notice_;  // guarded by noticeMu_
