@@ -24,7 +24,6 @@ Bootstrap::~Bootstrap() {
   closeFd(&ringPrev_);
   closeFd(&listenFd_);
   for (auto& kv : stash_) close(kv.second);
-  closeFd(&wakeWatch_);
 }
 
 void Bootstrap::shutdownAll() {
@@ -172,6 +171,7 @@ void Bootstrap::stopWatch() {
     (void)!write(wakeWatch_, &one, sizeof(one));
   }
   if (watch_.joinable()) watch_.join();
+  closeFd(&wakeWatch_);  // the watch has ended: a communicator keeps no descriptor for it
 }
 
 void Bootstrap::finishInit(bool ok, const std::string& why) {
