@@ -54,6 +54,23 @@ weftRequest* queueWork(weftComm* comm, std::function<weftResult_t()> work) {
 
 }  // namespace
 
+namespace weft {
+
+void dropReplicaRegionsOf(const weftComm* comm) {
+  std::lock_guard<std::mutex> lock(replicasMu);
+  for (const weftReplica* live : liveReplicas()) {
+    auto* rep = const_cast<weftReplica*>(live);
+    bool on = false;
+    {
+      std::lock_guard<std::mutex> regions(rep->regionsMu);
+      on = rep->regionsOn == comm;
+    }
+    if (on) dropReplicaRegions(rep);
+  }
+}
+
+}  // namespace weft
+
 extern "C" {
 
 weftResult_t weftReplicaRegister(weftComm_t comm, void* buffer, size_t bytes, int copies,

@@ -15,6 +15,7 @@
 #include "base/config.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "core/replica.h"
 #include "transports/tcp/tcp_congestion.h"
 
 namespace weft {
@@ -322,6 +323,8 @@ weftComm::~weftComm() {
         std::chrono::microseconds(static_cast<int64_t>(std::min(config.timeoutSec, 1e9) * 1e6));
   closing.store(true, std::memory_order_release);
   progress.stop();
+  // Replicas' RDMA registrations on our verbs memory go before it does.
+  weft::dropReplicaRegionsOf(this);
   // No request runs any more: release the streams still waiting on staging.
   // Destroy gives streams that are draining a moment to free their blocks
   // here; what a stream may still use goes to the reaper (staging_reaper.h).

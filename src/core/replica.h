@@ -7,9 +7,10 @@
 // intact while v is written. A commit runs on the progress thread in four
 // steps: an allreduce that checks every rank commits the same version with
 // the same copies; a header to each holder (version, size); the buffer to
-// each holder and into the owner's own slot (on one node whose ranks map each
-// other's memory, written straight into the holder's slot, then a note); a
-// final allreduce. A rank that
+// each holder and into the owner's own slot (written straight into the
+// holder's slot where the two can, on one node whose ranks map each other's
+// memory or over verbs with RDMA writes, then a note: core/replica_oneside.cc);
+// a final allreduce. A rank that
 // finishes the final allreduce knows every rank finished the third step, so
 // version v is then whole everywhere: it sets lastComplete = v. A failure
 // can leave ranks one version apart (one saw the end, another did not); the
@@ -23,10 +24,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "core/call.h"
 #include "core/replica_plan.h"
+#include "transports/rdma_memory.h"
 #include "weft/weft.h"
 
 struct weftComm;
@@ -39,6 +43,9 @@ struct ReplicaCopy {
   uint64_t bytes = 0;
   void* data[2] = {nullptr, nullptr};  // hostAlloc'd: peers of a node map them
   uint64_t version[2] = {0, 0};        // 0: empty (or being written)
+  // data[i] registered for its owner's RDMA writes (weftReplica::regionsOn's
+  // verbs memory); dropped before data[i] is freed.
+  std::unique_ptr<RdmaRegion> region[2];
 
   ReplicaCopy() = default;
   ReplicaCopy(const ReplicaCopy&) = delete;
@@ -48,6 +55,7 @@ struct ReplicaCopy {
   ~ReplicaCopy();
   // Slot `v % 2` sized for `size` bytes, marked empty until the caller fills it.
   weftResult_t slotFor(uint64_t v, uint64_t size, void** out);
+  void freeSlot(int i);
 };
 
 }  // namespace weft
@@ -70,6 +78,16 @@ struct weftReplica {
   std::atomic<int> inFlight{0};           // commits queued and not finished
   std::atomic<bool> needsRestore{false};  // a commit failed: its version is discarded
   bool pathLogged = false;                // the commits' path was logged (INFO, once)
+  // Registrations for RDMA writes (the buffer's, and each copy's regions)
+  // belong to the verbs memory of the communicator they were made on,
+  // `regionsOn`, and must go before it does: a commit on another
+  // communicator drops them, and so does the destruction of that one
+  // (dropReplicaRegionsOf), whichever comes first. regionsMu guards the
+  // pointers against the two; they are used only by commits on regionsOn.
+  std::mutex regionsMu;
+  const weftComm* regionsOn = nullptr;
+  std::unique_ptr<weft::RdmaRegion> bufferRegion;
+  bool regionsTried = false;  // bufferRegion was asked for on regionsOn (once)
 };
 
 namespace weft {
@@ -90,6 +108,21 @@ struct ReplicaCallMaker {
 };
 // The commit of version `version`, run by the progress thread (core/replica_commit.cc).
 weftResult_t runReplicaCommit(weftReplica* replica, uint64_t version, const ReplicaCallMaker& make);
+// Whether this rank can take part in one-sided commits on its communicator
+// (its node's memory is shared, or it has verbs memory): every rank must, or
+// all send (core/replica_oneside.cc).
+bool replicaOneSidedCapable(const weftReplica* replica);
+// The commit's third step, one-sided: holders offer slot theirs[i] (what
+// owner held[i] announced: `theirBytes[i]`, into `slots[i]`), owners write
+// into it where they can, tell each holder, and send the rest.
+weftResult_t writeReplicaOneSided(weftReplica* replica, uint64_t version,
+                                  const ReplicaCallMaker& make,
+                                  const std::vector<uint64_t>& theirBytes,
+                                  const std::vector<void*>& slots);
+// Deregisters the replica's RDMA regions (under regionsMu).
+void dropReplicaRegions(weftReplica* replica);
+// Every live replica's regions made on `comm` go (its destruction, before its transports close).
+void dropReplicaRegionsOf(const weftComm* comm);
 // The restore onto `comm`, run by comm's progress thread (core/replica_restore.cc).
 weftResult_t runReplicaRestore(weftReplica* replica, weftComm* comm, const ReplicaCallMaker& make,
                                uint64_t* version);

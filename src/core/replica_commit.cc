@@ -1,5 +1,6 @@
 // One replica commit, run by the communicator's progress thread in the four
-// steps of core/replica.h.
+// steps of core/replica.h (the third one-sided where it can be:
+// core/replica_oneside.cc).
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -24,11 +25,14 @@ struct CommitHeader {
 };
 
 // Step 1: every rank commits version v with the same copies (so that all
-// compute the same placement), else all refuse alike before any data moves.
-weftResult_t agreeOnCommit(weftReplica* rep, uint64_t v, const ReplicaCallMaker& make) {
-  int64_t values[4] = {static_cast<int64_t>(v), -static_cast<int64_t>(v), rep->copies,
-                       -rep->copies};
-  Call agree = make.allreduce(values, 4, weftMax);
+// compute the same placement), else all refuse alike before any data moves;
+// and whether every rank can take part in one-sided writes (*oneSided).
+weftResult_t agreeOnCommit(weftReplica* rep, uint64_t v, const ReplicaCallMaker& make,
+                           bool* oneSided) {
+  const int64_t capable = replicaOneSidedCapable(rep) ? 1 : 0;
+  int64_t values[5] = {static_cast<int64_t>(v), -static_cast<int64_t>(v), rep->copies, -rep->copies,
+                       -capable};
+  Call agree = make.allreduce(values, 5, weftMax);
   WEFT_CHECK(executeCalls(rep->comm, &agree, 1));
   if (values[0] != -values[1])
     return setError(weftInvalidUsage,
@@ -39,27 +43,9 @@ weftResult_t agreeOnCommit(weftReplica* rep, uint64_t v, const ReplicaCallMaker&
     return setError(weftInvalidUsage,
                     "weftReplicaCommit: the ranks registered different copies (%lld to %lld)",
                     static_cast<long long>(-values[3]), static_cast<long long>(values[2]));
+  *oneSided = -values[4] == 1;  // the least capable rank's word
   return weftSuccess;
 }
-
-// Where a holder's slot for the version lies, for its owner to write into
-// directly (ranks of one node that map each other's weftHostAlloc memory,
-// transports/shm/node_memory.h); `region.inode` 0: it cannot be mapped.
-struct SlotOffer {
-  uint64_t addr;
-  HostRegion region;
-  uint64_t frees;  // the holder's hostFreeCount(), so the owner drops stale mappings
-};
-
-// The owner's word to a holder once its one-sided write is done (the holder
-// marks its slot only then); `wrote` 0: the bytes follow as a send instead.
-// Ordering: the owner's stores (streaming, fenced by copyStreaming) come
-// before it sends the note, and the channel's release/acquire (or the
-// kernel's socket) orders the holder's later reads of the slot after it.
-struct WriteNote {
-  uint64_t version;
-  uint64_t wrote;
-};
 
 // Step 2: the headers, then each holder's slot for them.
 weftResult_t exchangeHeaders(weftReplica* rep, uint64_t v, const ReplicaCallMaker& make,
@@ -87,67 +73,10 @@ weftResult_t exchangeHeaders(weftReplica* rep, uint64_t v, const ReplicaCallMake
   return weftSuccess;
 }
 
-// Step 3 on one node whose ranks map each other's memory: holders offer
-// their slots, owners write straight into them (one copy, no FIFO and no
-// receiver CPU), then tell each holder; a slot that cannot be mapped gets the
-// bytes as a send. theirs[i] and slots[i]: what owner held[i] announced, and its slot.
-weftResult_t writeIntoSlots(weftReplica* rep, uint64_t v, const ReplicaCallMaker& make,
-                            const std::vector<CommitHeader>& theirs,
-                            const std::vector<void*>& slots) {
-  weftComm* comm = rep->comm;
-  const std::vector<int>& holders = rep->buddies[comm->rank];
-  std::vector<SlotOffer> offers(holders.size()), mine(rep->held.size());
-  std::vector<Call> calls;
-  for (size_t i = 0; i < rep->held.size(); ++i) {
-    mine[i] = SlotOffer{reinterpret_cast<uint64_t>(slots[i]),
-                        findHostRegion(slots[i], theirs[i].bytes), hostFreeCount()};
-    calls.push_back(make.send(&mine[i], sizeof(SlotOffer), rep->held[i].owner));
-  }
-  for (size_t k = 0; k < holders.size(); ++k)
-    calls.push_back(make.recv(&offers[k], sizeof(SlotOffer), holders[k]));
-  WEFT_CHECK(executeCalls(comm, calls));
-  std::vector<WriteNote> notes(holders.size()), got(rep->held.size());
-  for (size_t k = 0; k < holders.size(); ++k) {
-    char* at = nullptr;
-    comm->node->noteFrees(holders[k], offers[k].frees);
-    if (offers[k].region.inode != 0 &&
-        comm->node->map(holders[k], offers[k].region, offers[k].addr, &at) == weftSuccess &&
-        at != nullptr) {
-      copyStreaming(at, rep->buffer, rep->bytes);
-      notes[k] = WriteNote{v, 1};
-    } else {
-      clearError();  // not mapped: sent below
-      notes[k] = WriteNote{v, 0};
-    }
-  }
-  if (!rep->pathLogged) {
-    int inPlace = 0;
-    for (const WriteNote& n : notes) inPlace += static_cast<int>(n.wrote);
-    WEFT_INFO(COLL,
-              "rank %d: replica commits write %d of %zu holder slot(s) in place (shared "
-              "memory) and send the rest",
-              comm->rank, inPlace, holders.size());
-    rep->pathLogged = true;
-  }
-  calls.clear();
-  for (size_t k = 0; k < holders.size(); ++k)
-    calls.push_back(make.send(&notes[k], sizeof(WriteNote), holders[k]));
-  for (size_t i = 0; i < rep->held.size(); ++i)
-    calls.push_back(make.recv(&got[i], sizeof(WriteNote), rep->held[i].owner));
-  WEFT_CHECK(executeCalls(comm, calls));
-  calls.clear();
-  for (size_t k = 0; k < holders.size(); ++k)
-    if (notes[k].wrote == 0) calls.push_back(make.send(rep->buffer, rep->bytes, holders[k]));
-  for (size_t i = 0; i < rep->held.size(); ++i)
-    if (got[i].wrote == 0)
-      calls.push_back(make.recv(slots[i], theirs[i].bytes, rep->held[i].owner));
-  if (!calls.empty()) WEFT_CHECK(executeCalls(comm, calls));
-  return weftSuccess;
-}
-
 // Steps 2 and 3: headers, then the buffer to every holder and into our own
 // slot; the slots written are marked with v once whole.
-weftResult_t moveBuffers(weftReplica* rep, uint64_t v, const ReplicaCallMaker& make, bool* ok) {
+weftResult_t moveBuffers(weftReplica* rep, uint64_t v, const ReplicaCallMaker& make, bool oneSided,
+                         bool* ok) {
   weftComm* comm = rep->comm;
   std::vector<CommitHeader> theirs;
   std::vector<void*> slots;
@@ -172,10 +101,10 @@ weftResult_t moveBuffers(weftReplica* rep, uint64_t v, const ReplicaCallMaker& m
       if (t.joinable()) t.join();
     }
   } join{ownCopy};
-  // Every rank of the communicator decides alike: the node's memory exists
-  // on all or none, and its sharing probe's answer is every rank's.
-  if (comm->node && comm->node->sharing()) {
-    WEFT_CHECK(writeIntoSlots(rep, v, make, theirs, slots));
+  if (oneSided) {  // every rank's decision (step 1)
+    std::vector<uint64_t> theirBytes;
+    for (const CommitHeader& h : theirs) theirBytes.push_back(h.bytes);
+    WEFT_CHECK(writeReplicaOneSided(rep, v, make, theirBytes, slots));
   } else {
     if (!rep->pathLogged)
       WEFT_INFO(COLL, "rank %d: replica commits send to %zu holder(s)", comm->rank,
@@ -197,9 +126,10 @@ weftResult_t moveBuffers(weftReplica* rep, uint64_t v, const ReplicaCallMaker& m
 }  // namespace
 
 weftResult_t runReplicaCommit(weftReplica* rep, uint64_t v, const ReplicaCallMaker& make) {
-  WEFT_CHECK(agreeOnCommit(rep, v, make));
+  bool oneSided = false;
+  WEFT_CHECK(agreeOnCommit(rep, v, make, &oneSided));
   bool ok = true;
-  WEFT_CHECK(moveBuffers(rep, v, make, &ok));
+  WEFT_CHECK(moveBuffers(rep, v, make, oneSided, &ok));
   // Step 4: finishing this allreduce means every rank finished step 3.
   int64_t verdict = ok ? 1 : 0;
   Call last = make.allreduce(&verdict, 1, weftMin);

@@ -14,13 +14,13 @@ ReplicaCopy::ReplicaCopy(ReplicaCopy&& other) noexcept { *this = std::move(other
 
 ReplicaCopy& ReplicaCopy::operator=(ReplicaCopy&& other) noexcept {
   if (this == &other) return *this;
-  for (void* p : data)
-    if (p != nullptr) hostFree(p);
+  for (int i = 0; i < 2; ++i) freeSlot(i);
   owner = other.owner;
   bytes = other.bytes;
   for (int i = 0; i < 2; ++i) {
     data[i] = other.data[i];
     version[i] = other.version[i];
+    region[i] = std::move(other.region[i]);
     other.data[i] = nullptr;
     other.version[i] = 0;
   }
@@ -28,8 +28,14 @@ ReplicaCopy& ReplicaCopy::operator=(ReplicaCopy&& other) noexcept {
 }
 
 ReplicaCopy::~ReplicaCopy() {
-  for (void* p : data)
-    if (p != nullptr) hostFree(p);
+  for (int i = 0; i < 2; ++i) freeSlot(i);
+}
+
+void ReplicaCopy::freeSlot(int i) {
+  region[i].reset();  // the NIC lets go of the pages before they are freed
+  if (data[i] != nullptr) hostFree(data[i]);
+  data[i] = nullptr;
+  version[i] = 0;
 }
 
 weftResult_t ReplicaCopy::slotFor(uint64_t v, uint64_t size, void** out) {
@@ -37,11 +43,7 @@ weftResult_t ReplicaCopy::slotFor(uint64_t v, uint64_t size, void** out) {
   version[slot] = 0;  // empty until the caller has written all of it
   if (bytes != size) {
     // A new size (the owner is a process that registered anew): both slots go.
-    for (int i = 0; i < 2; ++i) {
-      if (data[i] != nullptr) hostFree(data[i]);
-      data[i] = nullptr;
-      version[i] = 0;
-    }
+    for (int i = 0; i < 2; ++i) freeSlot(i);
     bytes = size;
   }
   if (data[slot] == nullptr) {

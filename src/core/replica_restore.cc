@@ -152,6 +152,9 @@ weftResult_t runReplicaRestore(weftReplica* rep, weftComm* comm, const ReplicaCa
   const RestorePlan plan = planRestore(records, buddies, nodes);
   if (!plan.problem.empty())
     return setError(weftInvalidUsage, "weftReplicaRestore: %s", plan.problem.c_str());
+  // RDMA registrations belong to the communicator they were made on: they
+  // go before the replica moves (that one may be destroyed at any time).
+  if (rep->comm != comm) dropReplicaRegions(rep);
   rep->comm = comm;
   placeReplica(
       rep, std::move(buddies));  // copies no longer placed stay readable (retired) until settled

@@ -36,7 +36,7 @@ run() {
 }
 
 run
-expect "shared memory, mapped" "replica commits write 1 of 1 holder slot(s) in place"
+expect "shared memory, mapped" "replica commits write 1 of 1 holder slot(s) in place (shared memory), 0 with RDMA"
 WEFT_SHM_MAP=0 run
 expect "shared memory, WEFT_SHM_MAP=0" "replica commits send to 1 holder(s)"
 WEFT_SHM_DISABLE=1 run
