@@ -287,6 +287,11 @@ weftResult_t weftStandbyPoolStop(weftStandbyPool_t pool);
  * (weftCommReplace with deadRanks NULL); weft-run tells it both. */
 weftResult_t weftStandbyPoolRankStarted(weftStandbyPool_t pool, int rank, int nranks, int64_t pid);
 weftResult_t weftStandbyPoolProcessEnded(weftStandbyPool_t pool, int64_t pid);
+/* *standby = 1 when this process was started as a standby: by weft-run
+ * --standby (WEFT_STANDBY=1), or as one of the launcher's last WEFT_STANDBYS
+ * processes (srun, mpirun, ...); it then calls weftStandbyWait instead of
+ * weftCommInitFromEnv. */
+weftResult_t weftStandbyLaunched(int* standby);
 /* In a standby: waits until the survivors of a failure call weftCommReplace,
  * then returns its communicator (*comm), in which this process has the rank
  * of a dead one. weftInvalidUsage when the job ended without needing it. */

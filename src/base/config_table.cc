@@ -119,9 +119,19 @@ const ConfigVar kConfigVars[] = {
      "of over 32 ranks get less (down to 64K) so that the node's FIFOs stay within 2 GiB.",
      ConfigType::kSize, 4096, kGiB, "a size from 4K to 1G"},
     {"WEFT_SECRET", "", "Shared job secret for WEFT_ROOT_ADDR / torchrun launches."},
+    {"WEFT_STANDBY", "0",
+     "1 in a standby process weft-run --standby started (it has no rank until "
+     "weftStandbyWait gives it one; weftStandbyLaunched says so).",
+     ConfigType::kSwitch},
+    {"WEFT_STANDBYS", "0",
+     "Launches without weft-run (srun, mpirun, a launcher's RANK/WORLD_SIZE): the launcher's "
+     "last K processes are standbys, and the job's ranks are the others (same on every "
+     "process; WEFT_STANDBY_ADDR names the pool, e.g. one weft-pool serves).",
+     ConfigType::kSize, 0, 4096, "0 to 4096"},
     {"WEFT_STANDBY_ADDR", "",
-     "The standby pool's host:port/secret (set by weft-run --standby K, or by a launcher that "
-     "serves a pool with weftStandbyPoolStart): where weftStandbyWait and weftCommReplace ask."},
+     "The standby pool's host:port/secret (set by weft-run --standby K; printed by weft-pool; "
+     "or from a launcher that serves a pool with weftStandbyPoolStart): where weftStandbyWait "
+     "and weftCommReplace ask, and where each rank's process keeps its lifeline."},
     {"WEFT_NET_GDR_LEVEL", "PXB",
      "Farthest GPU-NIC path class that still uses GPUDirect RDMA: PIX, PXB, PHB, NODE, PKG or "
      "SYS (or 1-6).",

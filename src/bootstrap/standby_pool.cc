@@ -16,6 +16,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "base/error.h"
 #include "base/log.h"
@@ -25,6 +26,11 @@ namespace weft {
 namespace {
 
 constexpr double kRequestSec = 2.0;  // to read a request or send an answer
+
+// This process's lifeline to the pool (standby_pool.h), never closed: the
+// kernel closes it when the process ends, which is what the pool watches.
+std::mutex lifelineMu;
+int lifelineFd = -1;
 
 // "host:port/<hex secret>" -> the address and the secret.
 weftResult_t parseAddr(const std::string& text, SockAddr* addr, uint8_t* secret) {
@@ -41,11 +47,12 @@ weftResult_t parseAddr(const std::string& text, SockAddr* addr, uint8_t* secret)
   return weftSuccess;
 }
 
-weftResult_t request(const std::string& text, StandbyRequest* req, int* fd) {
+weftResult_t request(const std::string& text, StandbyRequest* req, int* fd,
+                     double connectSec = 30.0) {
   SockAddr addr;
   req->magic = kStandbyMagic;
   WEFT_CHECK(parseAddr(text, &addr, req->secret));
-  WEFT_CHECK(connectTo(addr, Deadline::after(30.0), nullptr, "the standby pool", fd));
+  WEFT_CHECK(connectTo(addr, Deadline::after(connectSec), nullptr, "the standby pool", fd));
   const weftResult_t r =
       sendAll(*fd, req, sizeof(*req), Deadline::after(kRequestSec), nullptr, "the standby pool");
   if (r != weftSuccess) closeFd(fd);
@@ -74,6 +81,17 @@ struct StandbyPool::State {
     int64_t pid;
   };
   std::deque<Waiting> waiting;  // standbys' connections, oldest first
+  // Lifelines (pool thread only): a rank is dead when the lifeline that
+  // holds it now ends; an older one's end (the process a standby replaced)
+  // says nothing.
+  struct Life {
+    int fd;
+    int rank;
+    uint64_t id;
+  };
+  std::vector<Life> lives;
+  std::map<int, uint64_t> holderOf;  // rank -> the lifeline holding it
+  uint64_t nextLife = 1;
   std::thread thread;
   // Who holds which rank, from the launcher's thread and the pool's: under mu.
   std::mutex mu;
@@ -86,7 +104,39 @@ struct StandbyPool::State {
   void assign(int fd, const StandbyRequest& req);
   void answerDead(int fd);
   void dropDeparted();
+  void addLife(int fd, int rank, int nranks);
+  void endLives(const std::vector<pollfd>& polled);
 };
+
+void StandbyPool::State::addLife(int fd, int rank, int nranks) {
+  const uint64_t id = nextLife++;
+  lives.push_back({fd, rank, id});
+  holderOf[rank] = id;
+  std::lock_guard<std::mutex> lock(mu);
+  jobRanks = nranks;
+  dead.erase(rank);
+}
+
+// `polled` lists the lifelines after the listener and the stop pipe: a
+// lifeline sends nothing after its request, so any event is its end.
+void StandbyPool::State::endLives(const std::vector<pollfd>& polled) {
+  std::vector<Life> kept;
+  for (size_t i = 0; i < lives.size(); ++i) {
+    Life& life = lives[i];
+    if (polled[i + 2].revents == 0) {
+      kept.push_back(life);
+      continue;
+    }
+    closeFd(&life.fd);
+    auto holder = holderOf.find(life.rank);
+    if (holder == holderOf.end() || holder->second != life.id) continue;
+    holderOf.erase(holder);
+    std::lock_guard<std::mutex> lock(mu);
+    dead.insert(life.rank);
+    WEFT_INFO(BOOTSTRAP, "standby pool: rank %d's process ended", life.rank);
+  }
+  lives.swap(kept);
+}
 
 void StandbyPool::State::dropDeparted() {
   for (auto it = waiting.begin(); it != waiting.end();) {
@@ -113,7 +163,8 @@ void StandbyPool::State::answerDead(int fd) {
     if (jobRanks == 0) {
       answer.status = 1;
       snprintf(answer.text, sizeof(answer.text),
-               "the launcher does not tell this pool which process holds which rank");
+               "no rank's process told this pool which rank it holds (no lifeline, and the "
+               "launcher does not say)");
     }
   }
   sendAll(fd, &answer, sizeof(answer), Deadline::after(kRequestSec), nullptr, "a survivor");
@@ -139,9 +190,13 @@ void StandbyPool::State::assign(int fd, const StandbyRequest& req) {
       std::memcpy(place.id, req.id, sizeof(place.id));
       Waiting standby = waiting.front();
       waiting.pop_front();
-      sendAll(standby.fd, &place, sizeof(place), Deadline::after(kRequestSec), nullptr,
-              "a standby");
-      closeFd(&standby.fd);
+      if (sendAll(standby.fd, &place, sizeof(place), Deadline::after(kRequestSec), nullptr,
+                  "a standby") == weftSuccess) {
+        addLife(standby.fd, place.rank, req.nranks);  // its wait connection is its lifeline now
+      } else {
+        closeFd(&standby.fd);
+        clearError();
+      }
       std::lock_guard<std::mutex> lock(mu);
       rankOfPid[standby.pid] = place.rank;  // its end is now that rank's death
       dead.erase(place.rank);
@@ -165,6 +220,14 @@ void StandbyPool::State::take(int fd) {
   if (req.kind == kStandbyWait) {
     waiting.push_back({fd, req.pid});
     WEFT_INFO(BOOTSTRAP, "standby pool: %d standby(s) wait", static_cast<int>(waiting.size()));
+  } else if (req.kind == kStandbyLife) {
+    if (req.nranks < 1 || req.ranks[0] < 0 || req.ranks[0] >= req.nranks) {
+      WEFT_WARN(BOOTSTRAP, "standby pool: dropped a lifeline for rank %d of %d", req.ranks[0],
+                req.nranks);
+      closeFd(&fd);
+      return;
+    }
+    addLife(fd, req.ranks[0], req.nranks);
   } else if (req.kind == kStandbyDead) {
     answerDead(fd);
   } else {
@@ -173,12 +236,15 @@ void StandbyPool::State::take(int fd) {
 }
 
 void StandbyPool::State::run() {
+  std::vector<pollfd> fds;
   for (;;) {
-    pollfd fds[2] = {{listenFd, POLLIN, 0}, {stopPipe[0], POLLIN, 0}};
+    fds.assign({{listenFd, POLLIN, 0}, {stopPipe[0], POLLIN, 0}});
+    for (const Life& life : lives) fds.push_back({life.fd, POLLIN, 0});
     // A second's wake-up drops the standbys that left meanwhile.
-    if (poll(fds, 2, 1000) < 0 && errno != EINTR) break;
+    if (poll(fds.data(), fds.size(), 1000) < 0 && errno != EINTR) break;
     if (fds[1].revents != 0) break;
     dropDeparted();
+    endLives(fds);
     if (fds[0].revents & POLLIN) {
       int fd = -1;
       if (acceptOne(listenFd, Deadline::after(0.1), nullptr, &fd) == weftSuccess) take(fd);
@@ -187,6 +253,8 @@ void StandbyPool::State::run() {
   }
   for (Waiting& w : waiting) closeFd(&w.fd);
   waiting.clear();
+  for (Life& life : lives) closeFd(&life.fd);
+  lives.clear();
 }
 
 weftResult_t StandbyPool::start(std::unique_ptr<StandbyPool>* pool, std::string* addr) {
@@ -255,12 +323,27 @@ weftResult_t standbyWait(const std::string& addr, StandbyAnswer* place) {
   WEFT_CHECK(request(addr, &req, &fd));
   // No deadline: a standby waits as long as the job runs.
   const weftResult_t r = recvAll(fd, place, sizeof(*place), Deadline(), nullptr, "the pool");
-  closeFd(&fd);
-  if (r != weftSuccess)
+  if (r != weftSuccess) {
+    closeFd(&fd);
     return setError(weftInvalidUsage,
                     "weftStandbyWait: the job ended without needing this standby (the standby "
                     "pool closed its connection)");
+  }
+  std::lock_guard<std::mutex> lock(lifelineMu);
+  if (lifelineFd >= 0) closeFd(&lifelineFd);
+  lifelineFd = fd;  // open until the process ends
   return weftSuccess;
+}
+
+weftResult_t standbyLifeline(const std::string& addr, int rank, int nranks) {
+  std::lock_guard<std::mutex> lock(lifelineMu);
+  if (lifelineFd >= 0) return weftSuccess;
+  StandbyRequest req{};
+  req.kind = kStandbyLife;
+  req.nranks = nranks;
+  req.ranks[0] = rank;
+  req.pid = getpid();
+  return request(addr, &req, &lifelineFd, 5.0);  // init waits for it: a missing pool must not stall
 }
 
 weftResult_t standbyAssign(const std::string& addr, int nranks, const std::vector<int>& ranks,

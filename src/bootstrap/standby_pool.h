@@ -7,9 +7,12 @@
 // chosen standby gets the rank it takes, the size and the unique id of the
 // communicator to join, and the pool answers the survivors how it went. When
 // the pool stops, waiting standbys read the end of their connection: the job
-// ended without them. The launcher also tells the pool which process holds
-// which rank and when a process ends, so that survivors can ask it which
-// ranks died and all get the same answer.
+// ended without them. The pool also learns which process holds which rank
+// and when a process ends, so that survivors can ask it which ranks died and
+// all get the same answer: each rank's process keeps a connection to it (its
+// lifeline: a standby's wait connection becomes one when it takes a rank),
+// whose end is that process's end, whatever launched it; weft-run also tells
+// it from the processes it starts.
 #pragma once
 
 #include <cstdint>
@@ -26,8 +29,14 @@ constexpr uint32_t kStandbyMagic = 0x57534259;  // "WSBY"
 constexpr int kStandbyMaxAssign = 64;           // ranks replaced by one request
 
 // Client -> pool: wait (a standby, with its pid), assign standbys to `ranks`
-// (survivors), or ask which ranks died (survivors).
-enum StandbyKind : uint32_t { kStandbyWait = 1, kStandbyAssign = 2, kStandbyDead = 3 };
+// (survivors), ask which ranks died (survivors), or hold rank ranks[0] of
+// `nranks` until this connection ends (a lifeline).
+enum StandbyKind : uint32_t {
+  kStandbyWait = 1,
+  kStandbyAssign = 2,
+  kStandbyDead = 3,
+  kStandbyLife = 4
+};
 struct StandbyRequest {
   uint32_t magic;
   uint32_t kind;  // StandbyKind
@@ -76,8 +85,13 @@ class StandbyPool {
 // and the job's size.
 weftResult_t standbyDeadRanks(const std::string& addr, std::vector<int>* dead, int* nranks);
 // A standby: waits until the pool hands it a place (status 0) or stops
-// (weftInvalidUsage, "the job ended without needing this standby").
+// (weftInvalidUsage, "the job ended without needing this standby"). Its
+// connection then stays open as the process's lifeline for that rank.
 weftResult_t standbyWait(const std::string& addr, StandbyAnswer* place);
+// A rank's process: opens its lifeline for `rank` of `nranks` (once per
+// process; later calls, as the communicators it makes after a failure,
+// keep the first).
+weftResult_t standbyLifeline(const std::string& addr, int rank, int nranks);
 // Survivors: one standby for each of `ranks` of an `nranks` communicator
 // joining with `id`, all or none; *assigned false (with `why`) when fewer wait.
 weftResult_t standbyAssign(const std::string& addr, int nranks, const std::vector<int>& ranks,

@@ -14,6 +14,7 @@
 #include "base/fd_limit.h"
 #include "base/log.h"
 #include "bootstrap/root.h"
+#include "bootstrap/standby_pool.h"
 #include "bootstrap/wire.h"
 #include "core/comm.h"
 #include "core/config_agree.h"
@@ -378,11 +379,26 @@ extern "C" weftResult_t weftCommInitFromEnv(weftComm_t* comm) {
   *comm = nullptr;
   LaunchEnv env;
   WEFT_CHECK(readLaunchEnv(&env));
+  if (env.standby)
+    return setError(weftInvalidUsage,
+                    "weftCommInitFromEnv: this process is a standby (launcher rank %d, the last "
+                    "WEFT_STANDBYS of %s): call weftStandbyWait (weftStandbyLaunched tells)",
+                    env.rank, env.source.c_str());
   UniqueIdBody body;
   WEFT_CHECK(uniqueIdForLaunch(env, &body));
   weftUniqueId id;
   packUniqueId(body, id.internal);
-  return weftCommInitRank(comm, env.worldSize, id, env.rank);
+  WEFT_CHECK(weftCommInitRank(comm, env.worldSize, id, env.rank));
+  // With a standby pool, this process's lifeline tells it when the process
+  // ends, whatever launched it (bootstrap/standby_pool.h). Without one the
+  // job still runs, so a pool that cannot be reached is a warning.
+  const std::string pool = configString("WEFT_STANDBY_ADDR");
+  if (!pool.empty() && standbyLifeline(pool, env.rank, env.worldSize) != weftSuccess) {
+    WEFT_WARN(INIT, "rank %d: no lifeline to the standby pool (%s): a replace must name the dead",
+              env.rank, lastError().c_str());
+    clearError();
+  }
+  return weftSuccess;
 }
 
 extern "C" weftResult_t weftCommDestroy(weftComm_t comm) {

@@ -19,6 +19,7 @@
 #include "base/log.h"
 #include "bootstrap/standby_pool.h"
 #include "core/comm.h"
+#include "core/launch_env.h"
 
 using namespace weft;
 
@@ -154,6 +155,17 @@ weftResult_t weftStandbyPoolStart(weftStandbyPool_t* pool, char* addr, size_t le
 weftResult_t weftStandbyPoolStop(weftStandbyPool_t pool) {
   clearError();
   delete pool;  // NULL is accepted
+  return weftSuccess;
+}
+
+weftResult_t weftStandbyLaunched(int* standby) {
+  clearError();
+  if (standby == nullptr)
+    return setError(weftInvalidArgument, "weftStandbyLaunched: standby is NULL");
+  *standby = 0;
+  bool is = false;
+  WEFT_CHECK(launchedAsStandby(&is));
+  *standby = is ? 1 : 0;
   return weftSuccess;
 }
 

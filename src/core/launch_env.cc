@@ -52,9 +52,8 @@ bool numericHost(const std::string& hostPort) {
   return inet_pton(AF_INET, host.c_str(), buf) == 1 || inet_pton(AF_INET6, host.c_str(), buf) == 1;
 }
 
-}  // namespace
-
-weftResult_t readLaunchEnv(LaunchEnv* env) {
+// The rank and size the launch names (the cases of launch_env.h).
+weftResult_t readLauncherRankSize(LaunchEnv* env) {
   if (configIsSet("WEFT_UNIQUE_ID")) {
     env->haveId = true;
     env->idHex = configString("WEFT_UNIQUE_ID");
@@ -100,6 +99,51 @@ weftResult_t readLaunchEnv(LaunchEnv* env) {
       weftInvalidArgument,
       "weftCommInitFromEnv: no launch found in the environment: set WEFT_UNIQUE_ID (weft-run), "
       "WEFT_ROOT_ADDR, or MASTER_ADDR/MASTER_PORT/RANK/WORLD_SIZE, each with a rank and size");
+}
+
+// The launcher's last WEFT_STANDBYS processes are standbys (not with
+// weft-run, whose standbys say WEFT_STANDBY=1 and hold no rank).
+weftResult_t splitStandbys(LaunchEnv* env) {
+  int64_t standbys = 0;
+  WEFT_CHECK(configSize("WEFT_STANDBYS", &standbys));
+  if (standbys == 0) return weftSuccess;
+  if (env->haveId)
+    return setError(weftInvalidArgument,
+                    "weftCommInitFromEnv: WEFT_STANDBYS is for launchers other than weft-run "
+                    "(weft-run --standby K starts its own standbys)");
+  const int k = static_cast<int>(standbys);
+  if (k >= env->worldSize)
+    return setError(weftInvalidArgument,
+                    "weftCommInitFromEnv: WEFT_STANDBYS=%d leaves no rank of the launcher's %d "
+                    "processes (%s)",
+                    k, env->worldSize, env->source.c_str());
+  env->worldSize -= k;
+  env->standby = env->rank >= env->worldSize;
+  return weftSuccess;
+}
+
+}  // namespace
+
+weftResult_t readLaunchEnv(LaunchEnv* env) {
+  WEFT_CHECK(readLauncherRankSize(env));
+  return splitStandbys(env);
+}
+
+weftResult_t launchedAsStandby(bool* standby) {
+  *standby = false;
+  bool flagged = false;
+  WEFT_CHECK(configSwitch("WEFT_STANDBY", &flagged));
+  if (flagged) {
+    *standby = true;
+    return weftSuccess;
+  }
+  int64_t standbys = 0;
+  WEFT_CHECK(configSize("WEFT_STANDBYS", &standbys));
+  if (standbys == 0) return weftSuccess;
+  LaunchEnv env;
+  WEFT_CHECK(readLaunchEnv(&env));
+  *standby = env.standby;
+  return weftSuccess;
 }
 
 weftResult_t uniqueIdForLaunch(const LaunchEnv& env, UniqueIdBody* body) {

@@ -10,6 +10,9 @@
 // In cases 2 and 3 there is no unique id to carry a random secret, so the
 // secret is derived from WEFT_SECRET when set (set it on shared networks) and
 // otherwise from the job's addresses, which only guards against accidents.
+// Standbys: weft-run starts them with WEFT_STANDBY=1 and no rank; with other
+// launchers WEFT_STANDBYS=K makes the launcher's last K processes standbys,
+// and the job's size the launcher's minus K.
 #pragma once
 
 #include <string>
@@ -26,9 +29,12 @@ struct LaunchEnv {
   std::string idHex;     // case 1
   std::string rootAddr;  // cases 2 and 3: "host:port"
   std::string source;    // which variables were used, for messages
+  bool standby = false;  // this process is a standby (it has no rank in the job)
 };
 
 weftResult_t readLaunchEnv(LaunchEnv* env);
+// Whether this process was launched as a standby, without reading the rest.
+weftResult_t launchedAsStandby(bool* standby);
 // The unique id for this launch; in cases 2 and 3 rank 0 also starts the root server.
 weftResult_t uniqueIdForLaunch(const LaunchEnv& env, UniqueIdBody* body);
 

@@ -114,6 +114,8 @@ static int isDead(const struct Options* o, int rank) {
 }
 
 static void dieNow(const struct Options* o) {
+  printf("%s: dying (SIGKILL)\n", who);
+  fflush(stdout);
   if (o->timing != NULL) {
     FILE* f = fopen(o->timing, "w");
     if (f != NULL) {
@@ -312,7 +314,9 @@ static void survive(struct Job* j, const struct Options* o) {
 int main(int argc, char** argv) {
   struct Options o;
   parse(argc, argv, &o);
-  if (getenv("WEFT_STANDBY") != NULL) return standbyMain(&o);
+  int standby = 0; /* weft-run --standby, or the launcher's last WEFT_STANDBYS processes */
+  CHECK(weftStandbyLaunched(&standby) == weftSuccess, "weftStandbyLaunched");
+  if (standby) return standbyMain(&o);
   weftComm_t comm = NULL;
   CHECK(weftCommInitFromEnv(&comm) == weftSuccess, "init");
   struct Job j;

@@ -3,7 +3,8 @@
 # no KVM, no network card) and runs the given commands inside it; prints the
 # guest's console, then one summary line. Exit 0 when every command passed,
 # 1 when one failed or the guest did not reach its exit sentinel in time, 77
-# with "SKIPPED: why" when the guest cannot be built here.
+# with "SKIPPED: why" when the guest cannot be built here. WEFT_VM_MEM: the
+# guest's memory in MiB (default 2048); WEFT_VM_TIMEOUT: seconds (default 900).
 #   run_guest.sh WORK_DIR COMMANDS_FILE PROGRAM...
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -14,7 +15,7 @@ rc=$?
 [ "$rc" -eq 0 ] || exit "$rc"
 LIMIT=${WEFT_VM_TIMEOUT:-900}
 start=$(date +%s)
-timeout "$LIMIT" qemu-system-x86_64 -machine q35 -cpu max -smp 2 -m 2048 -nographic -no-reboot \
+timeout "$LIMIT" qemu-system-x86_64 -machine q35 -cpu max -smp 2 -m "${WEFT_VM_MEM:-2048}" -nographic -no-reboot \
   -nic none -kernel "$WORK/vmlinuz" -initrd "$WORK/initrd.gz" \
   -append "console=ttyS0 panic=-1 quiet loglevel=3" </dev/null >"$WORK/console.log" 2>&1
 qemu_rc=$?
