@@ -16,6 +16,7 @@ enum class AlgoId {
   kTree,        // double binary tree
   kHierRing,    // inside each node, then a ring across nodes
   kHierTree,    // inside each node, then a tree across nodes
+  kHierLeaf,    // inside each node, then rings inside each leaf and across leaves
   kRd,          // recursive doubling
   kRhd,         // recursive halving-doubling
   kGpuRing,     // a call on a CUDA stream, alone: the data-movement kernel over the GPU peer ring

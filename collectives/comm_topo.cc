@@ -119,6 +119,33 @@ void CommTopo::build(int myRank, const std::vector<uint64_t>& nodeHash, ChannelT
     int intraUnused = 0;
     treeShape(nnodes, nodes, &acrossTreeHops, &intraUnused, &acrossTreeLinkLoad);
   }
+  leafNodes.reset();
+  crossLeaves.reset();
+  if (uniform && described) buildLeafViews(channels, leafOfNode);
+}
+
+// Nodes sit leaf by leaf (fabricNodeOrder), so a leaf's nodes are consecutive.
+void CommTopo::buildLeafViews(ChannelTable* channels, const std::vector<int>& leafOfNode) {
+  std::vector<std::vector<int>> groups;  // node places, leaf by leaf
+  for (int k = 0; k < nnodes; ++k) {
+    if (k == 0 || leafOfNode[k] != leafOfNode[k - 1]) groups.emplace_back();
+    groups.back().push_back(k);
+  }
+  const size_t per = groups[0].size();
+  if (groups.size() < 2 || per < 2) return;
+  for (const auto& g : groups)
+    if (g.size() != per) return;
+  int mine = 0, place = 0;
+  for (size_t g = 0; g < groups.size(); ++g)
+    for (size_t p = 0; p < per; ++p)
+      if (groups[g][p] == node) mine = static_cast<int>(g), place = static_cast<int>(p);
+  std::vector<int> leaf, cross;
+  for (int k : groups[mine]) leaf.push_back(nodeRanks[k][localIndex]);
+  for (const auto& g : groups) cross.push_back(nodeRanks[g[place]][localIndex]);
+  leafNodes = std::make_unique<RankView>(channels, leaf);
+  crossLeaves = std::make_unique<RankView>(channels, cross);
+  leafNodesPos = place;
+  crossLeavesPos = mine;
 }
 
 }  // namespace weft

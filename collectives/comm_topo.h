@@ -66,6 +66,12 @@ struct CommTopo {
   int treeInterHops = 0, treeIntraHops = 0, acrossTreeHops = 0;
   double treeLinkLoad = 1, acrossTreeLinkLoad = 1;
   FabricShape fabric;  // the uplinks' share of the cost, where WEFT_FABRIC describes them
+  // Two levels across nodes, where the fabric puts our nodes on 2 or more
+  // leaves that hold equally many of them (2 or more each): the ranks of our
+  // local index on our leaf's nodes (leafNodes), and those at our node's
+  // place on every leaf (crossLeaves). Null otherwise.
+  std::unique_ptr<RankView> leafNodes, crossLeaves;
+  int leafNodesPos = 0, crossLeavesPos = 0;
 
   // `nodeHash[r]` is rank r's node identity hash; `ringKey[r]` (optional) its
   // GPU's place in the node's topology ring order (topo::ringOrder), or -1.
@@ -76,6 +82,8 @@ struct CommTopo {
   void build(int myRank, const std::vector<uint64_t>& nodeHash, ChannelTable* channels,
              const std::vector<int>& ringKey = {}, const topo::Fabric* fabricDesc = nullptr,
              const std::vector<int>& leafOf = {});
+  // leafNodes and crossLeaves, from each node place's leaf.
+  void buildLeafViews(ChannelTable* channels, const std::vector<int>& leafOfNode);
   // `base` retargeted to a view in which we are `pos`.
   static CollContext on(const CollContext& base, RankView* view, int pos) {
     CollContext c = base;

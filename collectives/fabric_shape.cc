@@ -96,6 +96,13 @@ FabricShape fabricShape(const topo::Fabric& fabric, const std::vector<int>& leaf
   if (s.pods > 1)
     for (int l : leafOfNodePos) pod[fabric.leaves[l].pod] += 1;
   s.pairLoad = std::max(1.0, worstLoad(fabric, leaf, pod));
+  // Rings across leaves (one per node place, leaves in pod order) leave each
+  // leaf once per node on it, and each pod once per node of its fullest leaf.
+  std::vector<double> podRings(fabric.pods.size(), 0);
+  if (s.pods > 1)
+    for (size_t l = 0; l < leaf.size(); ++l)
+      podRings[fabric.leaves[l].pod] = std::max(podRings[fabric.leaves[l].pod], leaf[l]);
+  s.crossLeafLoad = std::max(1.0, worstLoad(fabric, leaf, podRings));
   return s;
 }
 
@@ -104,8 +111,8 @@ std::string FabricShape::describe() const {
   char text[200];
   std::snprintf(text, sizeof(text),
                 "fabric: %d leaf(s) in %d pod(s); uplink load ring %.2f, tree %.2f, tree over "
-                "nodes %.2f, pairwise %.2f (1 = no slower than a node link)",
-                leaves, pods, ringLoad, treeLoad, acrossTreeLoad, pairLoad);
+                "nodes %.2f, pairwise %.2f, across leaves %.2f (1 = no slower than a node link)",
+                leaves, pods, ringLoad, treeLoad, acrossTreeLoad, pairLoad, crossLeafLoad);
   return text;
 }
 

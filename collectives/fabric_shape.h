@@ -20,6 +20,7 @@ struct FabricShape {
   double treeLoad = 0;        // double binary tree over every rank: bytes per byte of buffer
   double acrossTreeLoad = 0;  // the same over the nodes (hierarchical tree)
   double pairLoad = 1;        // recursive doubling and halving-doubling: all of a leaf at once
+  double crossLeafLoad = 1;   // rings across leaves, one per node place (hier-leaf)
   std::string describe() const;
 };
 

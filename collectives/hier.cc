@@ -84,6 +84,31 @@ bool hierUsable(const CommTopo& topo) {
   return topo.uniform && topo.nnodes > 1 && topo.localRanks > 1 && topo.inter != nullptr;
 }
 
+bool hierLeafUsable(const CommTopo& topo) { return topo.uniform && topo.leafNodes != nullptr; }
+
+namespace {
+
+// Across nodes in two levels: each leaf's uplink carries what a flat ring's
+// would (2(M-1)/M of the piece, over K flows of 1/K each), in 2(K-1) +
+// 2(M-1) steps instead of 2(KM-1): fewer hops to pay where there are many
+// nodes. K nodes per leaf, M leaves.
+weftResult_t leafRingsAllReduce(CollContext& ctx, const CommTopo& topo, const CollArgs& a) {
+  CollContext leaf = CommTopo::on(ctx, topo.leafNodes.get(), topo.leafNodesPos);
+  CollContext cross = CommTopo::on(ctx, topo.crossLeaves.get(), topo.crossLeavesPos);
+  const int K = topo.leafNodes->size();
+  WEFT_CHECK(ringAllReducePhase(leaf, a, RingPhase::kReduceScatter));
+  const Span seg = segmentOf(a.count, K, (topo.leafNodesPos + 1) % K);
+  char* mine = static_cast<char*>(a.recvbuff) + seg.offset * datatypeSize(a.datatype);
+  CollArgs piece = a;
+  piece.sendbuff = mine;
+  piece.recvbuff = mine;
+  piece.count = seg.count;
+  WEFT_CHECK(ringAllReducePhase(cross, piece, RingPhase::kBoth));
+  return ringAllReducePhase(leaf, a, RingPhase::kAllGather);
+}
+
+}  // namespace
+
 weftResult_t hierAllReduce(CollContext& ctx, const CommTopo& topo, const CollArgs& args,
                            Across how) {
   if (!topo.uniform || topo.inter == nullptr)
@@ -101,7 +126,11 @@ weftResult_t hierAllReduce(CollContext& ctx, const CommTopo& topo, const CollArg
     across.recvbuff = mine;
     across.count = seg.count;
   }
-  if (how == Across::kTree)
+  if (how == Across::kLeafRings && !hierLeafUsable(topo))
+    return setError(weftInternalError, "the leaf-level allreduce needs leaves of equal nodes");
+  if (how == Across::kLeafRings)
+    WEFT_CHECK(leafRingsAllReduce(ctx, topo, across));
+  else if (how == Across::kTree)
     WEFT_CHECK(treeAllReduceNoAvg(inter, topo.interTree, across));
   else if (how == Across::kRecursiveDoubling)
     WEFT_CHECK(recursiveDoublingAllReduceNoAvg(inter, across));

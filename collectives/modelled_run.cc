@@ -22,6 +22,9 @@ weftResult_t runModelled(CollContext& ctx, const CommTopo& topo, bool allReduce,
       return allReduce ? hierAllReduce(ctx, topo, a, Across::kRing) : hierAllGather(ctx, topo, a);
     case AlgoId::kHierTree:
       return allReduce ? hierAllReduce(ctx, topo, a, Across::kTree) : hierAllGather(ctx, topo, a);
+    case AlgoId::kHierLeaf:
+      return allReduce ? hierAllReduce(ctx, topo, a, Across::kLeafRings)
+                       : hierAllGather(ctx, topo, a);
     case AlgoId::kRd:
       return hier ? hierAllReduce(ctx, topo, a, Across::kRecursiveDoubling)
                   : recursiveDoublingAllReduce(ringCtx, a);

@@ -128,6 +128,26 @@ double Tuner::hierAllReduceUs(AlgoId algo, size_t bytes, size_t* chunk) const {
   return insideNodeUs(bytes, *chunk) + across;
 }
 
+// Leaf rings (kHierLeaf): inside the node, then a ring among the leaf's K
+// nodes (no uplink crossed) around a ring across the M leaves on 1/K of the
+// piece, whose K flows per leaf share its uplink.
+double Tuner::hierLeafAllReduceUs(size_t bytes, size_t* chunk) const {
+  if (!hierLeafUsable(*topo_)) return kInf;
+  const int L = topo_->localRanks, K = topo_->leafNodes->size(), M = topo_->crossLeaves->size();
+  const double S = static_cast<double>(bytes), o = kPerMessageUs, r = 1e-3 / kReduceGBps;
+  const double ae = inter_.alphaUs, be = inter_.usPerByte();
+  const double part = S / L, piece = part / K;
+  *chunk = chunkFor(static_cast<size_t>(piece / M));
+  double t = L > 1 ? insideNodeUs(bytes, *chunk) : 0;
+  t += pipeline(2.0 * (K - 1), 2.0 * (K - 1) * ae, piece, *chunk,
+                L * be * sharedLinkPenalty(piece), o) +
+       (K - 1.0) / K * part * r;
+  t += pipeline(2.0 * (M - 1), 2.0 * (M - 1) * ae, piece / M, *chunk,
+                L * be * topo_->fabric.crossLeafLoad * sharedLinkPenalty(piece / M), o) +
+       (M - 1.0) / M * piece * r;
+  return t;
+}
+
 // Recursive doubling (kRd) and halving-doubling (kRhd): across nodes after
 // the node's reduce-scatter where hier applies, else over every rank.
 double Tuner::doublingAllReduceUs(AlgoId algo, size_t bytes, size_t* chunk) const {
@@ -201,6 +221,9 @@ double Tuner::allReduceUs(AlgoId algo, size_t bytes, size_t* chunkOut) const {
     case AlgoId::kHierTree:
       t = hierAllReduceUs(algo, bytes, &chunk);
       break;
+    case AlgoId::kHierLeaf:
+      t = hierLeafAllReduceUs(bytes, &chunk);
+      break;
     case AlgoId::kRd:
     case AlgoId::kRhd:
       t = doublingAllReduceUs(algo, bytes, &chunk);
@@ -255,7 +278,7 @@ AlgoChoice Tuner::pickAllReduce(size_t bytes) const {
   AlgoChoice best;
   best.predictedUs = kInf;
   for (AlgoId a : {AlgoId::kOneshot, AlgoId::kRing, AlgoId::kTree, AlgoId::kHierRing,
-                   AlgoId::kHierTree, AlgoId::kRd, AlgoId::kRhd}) {
+                   AlgoId::kHierTree, AlgoId::kHierLeaf, AlgoId::kRd, AlgoId::kRhd}) {
     size_t chunk = 0;
     double t = allReduceUs(a, bytes, &chunk);
     if (t < best.predictedUs) best = AlgoChoice{a, chunk, 1, t};
@@ -282,22 +305,23 @@ std::string Tuner::table() const {
   char line[256];
   std::snprintf(line, sizeof(line),
                 "allreduce model (us): %d ranks, %d nodes, %d per node; inter %.1f us %.3f GB/s, "
-                "intra %.1f us %.3f GB/s\n%12s %10s %10s %10s %10s %10s %10s %10s  pick (chunk)\n",
+                "intra %.1f us %.3f GB/s\n%12s %10s %10s %10s %10s %10s %10s %10s %10s  pick "
+                "(chunk)\n",
                 topo_->nranks, topo_->nnodes, topo_->localRanks, inter_.alphaUs, inter_.gbps,
                 intra_.alphaUs, intra_.gbps, "bytes", "oneshot", "ring", "tree", "hier",
-                "hier-tree", "rd", "rhd");
+                "hier-tree", "hier-leaf", "rd", "rhd");
   if (topo_->nnodes > 1) out += topo_->fabric.describe() + "\n";
   out += line;
   for (size_t b = 8; b <= (256u << 20); b *= 4) {
-    double t[7];
+    double t[8];
     int i = 0;
     for (AlgoId a : {AlgoId::kOneshot, AlgoId::kRing, AlgoId::kTree, AlgoId::kHierRing,
-                     AlgoId::kHierTree, AlgoId::kRd, AlgoId::kRhd})
+                     AlgoId::kHierTree, AlgoId::kHierLeaf, AlgoId::kRd, AlgoId::kRhd})
       t[i++] = allReduceUs(a, b, nullptr);
     AlgoChoice c = pickAllReduce(b);
     std::snprintf(line, sizeof(line),
-                  "%12zu %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f  %s (%zu)\n", b, t[0],
-                  t[1], t[2], t[3], t[4], t[5], t[6], algoName(c.algo), c.chunkBytes);
+                  "%12zu %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f  %s (%zu)\n", b,
+                  t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], algoName(c.algo), c.chunkBytes);
     out += line;
   }
   return out;

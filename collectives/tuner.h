@@ -22,8 +22,8 @@ struct LinkModel {
   double usPerByte() const { return 1e-3 / gbps; }
 };
 
-// The model covers kOneshot, kRing, kTree, kHierRing, kHierTree, kRd and kRhd
-// for allreduce, and kDirect, kRing and kHierRing for allgather. kRd:
+// The model covers kOneshot, kRing, kTree, kHierRing, kHierTree, kHierLeaf,
+// kRd and kRhd for allreduce, and kDirect, kRing and kHierRing for allgather. kRd:
 // recursive doubling, over the nodes after the node's reduce-scatter where
 // hier applies, else over every rank. kRhd: recursive halving-doubling over
 // every rank in the ring view's (node-grouped) order.
@@ -67,6 +67,7 @@ class Tuner {
   size_t chunkFor(size_t segmentBytes) const;
   double insideNodeUs(size_t bytes, size_t chunk) const;
   double hierAllReduceUs(AlgoId algo, size_t bytes, size_t* chunk) const;
+  double hierLeafAllReduceUs(size_t bytes, size_t* chunk) const;
   double doublingAllReduceUs(AlgoId algo, size_t bytes, size_t* chunk) const;
   const CommTopo* topo_ = nullptr;
   LinkModel intra_, inter_;

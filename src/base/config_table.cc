@@ -61,12 +61,14 @@ const ConfigVar kConfigVars[] = {
      ConfigType::kSize, 64, 64 * kMiB, "a size from 64 to 64M"},
     {"WEFT_ALGO", "auto",
      "Force an algorithm: auto (the tuner), ring (pipelined ring/chain), oneshot (one round), "
-     "tree (double binary tree allreduce), hier (inside nodes, then across), rd (recursive "
-     "doubling allreduce, across nodes after the node's reduce-scatter where every node has "
-     "the same ranks), rhd (recursive halving-doubling allreduce) or gpu-ring (calls on a CUDA "
-     "stream on the GPU ring only). Calls on a CUDA stream take the GPU ring under auto, ring "
-     "and gpu-ring; any other value stages them through host memory with that algorithm.",
-     ConfigType::kChoice, 0, 0, "auto|ring|oneshot|tree|hier|rd|rhd|gpu-ring"},
+     "tree (double binary tree allreduce), hier (inside nodes, then across), hier-leaf "
+     "(allreduce inside nodes, then rings inside each WEFT_FABRIC leaf and across leaves, where "
+     "leaves hold equally many nodes), rd (recursive doubling allreduce, across nodes after "
+     "the node's reduce-scatter where every node has the same ranks), rhd (recursive "
+     "halving-doubling allreduce) or gpu-ring (calls on a CUDA stream on the GPU ring only). "
+     "Calls on a CUDA stream take the GPU ring under auto, ring and gpu-ring; any other value "
+     "stages them through host memory with that algorithm.",
+     ConfigType::kChoice, 0, 0, "auto|ring|oneshot|tree|hier|hier-leaf|rd|rhd|gpu-ring"},
     {"WEFT_TUNE_NET", "",
      "Declare the link between nodes for the tuner as 'LATENCY_US,GBPS' (e.g. 200,0.125); "
      "unset, it is measured at init."},

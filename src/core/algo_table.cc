@@ -54,6 +54,7 @@ const ModelledRow kModelledRows[] = {
     {AlgoId::kTree, kAR},
     {AlgoId::kHierRing, kAR | kAG},
     {AlgoId::kHierTree, kAR},
+    {AlgoId::kHierLeaf, kAR},
     {AlgoId::kRd, kAR},
     {AlgoId::kRhd, kAR},
 };
@@ -79,9 +80,10 @@ AlgoPick pickModelled(const Sel& s) {
   if (s.forced != AlgoId::kAuto) {  // WEFT_ALGO filters the rows; none left: the ring
     pick.id = AlgoId::kRing;
     pick.why = "WEFT_ALGO";
-    const bool hier = hierUsable(s.comm->topo);
+    const bool hier = hierUsable(s.comm->topo), leaf = hierLeafUsable(s.comm->topo);
     for (const ModelledRow& row : kModelledRows)
-      if (row.id == s.forced && (row.kinds & kind) && (row.id != AlgoId::kHierRing || hier))
+      if (row.id == s.forced && (row.kinds & kind) && (row.id != AlgoId::kHierRing || hier) &&
+          (row.id != AlgoId::kHierLeaf || leaf))
         pick.id = row.id;
     pick.plan.algo = pick.id;
     pick.plan.predictedUs = costOf(s, pick.id, &pick.plan.chunkBytes);

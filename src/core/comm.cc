@@ -175,7 +175,8 @@ weftResult_t readAlgo(AlgoId* out) {
     AlgoId algo;
   } kAlgos[] = {{"auto", AlgoId::kAuto},       {"ring", AlgoId::kRing},
                 {"oneshot", AlgoId::kOneshot}, {"tree", AlgoId::kTree},
-                {"hier", AlgoId::kHierRing},   {"rd", AlgoId::kRd},
+                {"hier", AlgoId::kHierRing},   {"hier-leaf", AlgoId::kHierLeaf},
+                {"rd", AlgoId::kRd},
                 {"rhd", AlgoId::kRhd},         {"gpu-ring", AlgoId::kGpuRing}};
   std::string algo;
   WEFT_CHECK(configChoice("WEFT_ALGO", &algo));

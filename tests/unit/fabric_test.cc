@@ -193,4 +193,34 @@ TEST(FabricOrder, TunerPaysForOversubscribedUplinks) {
   EXPECT_NE(b.table().find("uplink load ring 4.00"), std::string::npos) << b.table();
 }
 
+TEST(FabricOrder, LeafViewsSplitNodesIntoLeavesAndPlaces) {
+  const Fabric f = twoLeavesOf(100);
+  weft::CommTopo blind, aware;
+  blind.build(3, kAlternatingNodes, nullptr);
+  aware.build(3, kAlternatingNodes, nullptr, {}, &f, kAlternatingLeaves);
+  EXPECT_EQ(blind.leafNodes, nullptr);
+  ASSERT_NE(aware.leafNodes, nullptr);
+  // Rank 3 is the second node of leaf 1 (ranks 1 3 5 7); place 1 of leaf 0 is rank 2.
+  std::vector<int> leaf, cross;
+  for (int i = 0; i < aware.leafNodes->size(); ++i) leaf.push_back(aware.leafNodes->member(i));
+  for (int i = 0; i < aware.crossLeaves->size(); ++i) cross.push_back(aware.crossLeaves->member(i));
+  EXPECT_EQ(leaf, (std::vector<int>{1, 3, 5, 7}));
+  EXPECT_EQ(cross, (std::vector<int>{2, 3}));
+  EXPECT_EQ(aware.leafNodesPos, 1);
+  EXPECT_EQ(aware.crossLeavesPos, 1);
+  // Four rings across the leaves leave each leaf's 100 Gbit/s uplink: four node links' worth.
+  EXPECT_DOUBLE_EQ(aware.fabric.crossLeafLoad, 4);
+  weft::Tuner t, b;
+  weft::LinkModel link{30, 1.25};
+  t.setup(&aware, link, link, 512 << 10, 4, 0);
+  b.setup(&blind, link, link, 512 << 10, 4, 0);
+  size_t chunk = 0;
+  EXPECT_LT(t.allReduceUs(weft::AlgoId::kHierLeaf, 1 << 20, &chunk), 1e300);
+  EXPECT_FALSE(b.allReduceUs(weft::AlgoId::kHierLeaf, 1 << 20, &chunk) < 1e300);
+  // Leaves of unequal size (3 and 5 nodes): no leaf views.
+  weft::CommTopo uneven;
+  uneven.build(0, kAlternatingNodes, nullptr, {}, &f, {0, 0, 0, 1, 1, 1, 1, 1});
+  EXPECT_EQ(uneven.leafNodes, nullptr);
+}
+
 }  // namespace

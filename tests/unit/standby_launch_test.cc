@@ -62,13 +62,17 @@ TEST(StandbyLaunch, WeftRunsStandbysSaySo) {
 TEST(StandbyLaunch, CountsThatCannotWorkAreRefused) {
   int standby = 0;
   {
-    Env env({{"WEFT_ROOT_ADDR", "127.0.0.1:1"}, {"SLURM_NTASKS", "3"}, {"SLURM_PROCID", "0"},
+    Env env({{"WEFT_ROOT_ADDR", "127.0.0.1:1"},
+             {"SLURM_NTASKS", "3"},
+             {"SLURM_PROCID", "0"},
              {"WEFT_STANDBYS", "3"}});
     EXPECT_TRUE(
         failedWith(weftStandbyLaunched(&standby), weftInvalidArgument, "WEFT_STANDBYS=3 leaves"));
   }
   {
-    Env env({{"WEFT_ROOT_ADDR", "127.0.0.1:1"}, {"SLURM_NTASKS", "3"}, {"SLURM_PROCID", "0"},
+    Env env({{"WEFT_ROOT_ADDR", "127.0.0.1:1"},
+             {"SLURM_NTASKS", "3"},
+             {"SLURM_PROCID", "0"},
              {"WEFT_STANDBYS", "many"}});
     EXPECT_TRUE(failedWith(weftStandbyLaunched(&standby), weftInvalidArgument, "WEFT_STANDBYS"));
   }
@@ -77,7 +81,9 @@ TEST(StandbyLaunch, CountsThatCannotWorkAreRefused) {
     ASSERT_EQ(weftGetUniqueId(&id), weftSuccess);
     char hex[WEFT_UNIQUE_ID_BYTES * 2 + 1];
     ASSERT_EQ(weftUniqueIdToString(&id, hex, sizeof(hex)), weftSuccess);
-    Env env({{"WEFT_UNIQUE_ID", hex}, {"WEFT_RANK", "0"}, {"WEFT_WORLD_SIZE", "2"},
+    Env env({{"WEFT_UNIQUE_ID", hex},
+             {"WEFT_RANK", "0"},
+             {"WEFT_WORLD_SIZE", "2"},
              {"WEFT_STANDBYS", "1"}});
     EXPECT_TRUE(failedWith(weftStandbyLaunched(&standby), weftInvalidArgument, "weft-run"));
   }

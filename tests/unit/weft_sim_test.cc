@@ -111,9 +111,10 @@ TEST(WeftSim, AStragglerDelaysTheRingByItsLateness) {
 }
 
 TEST(WeftSim, ExactModeTimesEveryModelledAllReduce) {
-  Cluster c = cluster(16, 2, 2, 2, false, false);
-  for (weft::AlgoId a : {weft::AlgoId::kRing, weft::AlgoId::kTree, weft::AlgoId::kHierRing,
-                         weft::AlgoId::kHierTree, weft::AlgoId::kRd, weft::AlgoId::kRhd}) {
+  Cluster c = cluster(16, 2, 2, 2, false, false);  // 8 nodes, 4 on each leaf
+  for (weft::AlgoId a :
+       {weft::AlgoId::kRing, weft::AlgoId::kTree, weft::AlgoId::kHierRing, weft::AlgoId::kHierTree,
+        weft::AlgoId::kHierLeaf, weft::AlgoId::kRd, weft::AlgoId::kRhd}) {
     double t = simulate(c, true, 1 << 20, a);
     EXPECT_GT(t, 0) << weft::algoName(a);
     EXPECT_LT(t, 1e7) << weft::algoName(a);

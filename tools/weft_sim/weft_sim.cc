@@ -27,7 +27,8 @@ using namespace weft::sim;
 
 const char kUsage[] =
     "usage: weft-sim -n RANKS [--ppn P] [--op allreduce|allgather] [-b MIN] [-e MAX] [-f F]\n"
-    "         [--algo auto|all|ring|tree|hier|hier-tree|rd|rhd|direct] [--mode exact|phase]\n"
+    "         [--algo auto|all|ring|tree|hier|hier-tree|hier-leaf|rd|rhd|direct]\n"
+    "         [--mode exact|phase]\n"
     "         [--fabric FILE | --leaves L --nodes-per-leaf K [--leaves-per-pod M]\n"
     "          [--node-gbit G] [--oversub X] [--pod-oversub Y]] [--leaf-placement fill|cyclic]\n"
     "         [--fabric-blind] [--spines S] [--intra-gbps B] [--intra-us U] [--message-us O]\n"
@@ -128,10 +129,14 @@ bool parseArgs(int argc, char** argv, Options* o) {
 }
 
 std::vector<AlgoId> algosOf(const Options& o, std::string* why) {
-  const std::vector<std::pair<const char*, AlgoId>> names = {
-      {"ring", AlgoId::kRing},          {"tree", AlgoId::kTree}, {"hier", AlgoId::kHierRing},
-      {"hier-tree", AlgoId::kHierTree}, {"rd", AlgoId::kRd},     {"rhd", AlgoId::kRhd},
-      {"direct", AlgoId::kDirect}};
+  const std::vector<std::pair<const char*, AlgoId>> names = {{"ring", AlgoId::kRing},
+                                                             {"tree", AlgoId::kTree},
+                                                             {"hier", AlgoId::kHierRing},
+                                                             {"hier-tree", AlgoId::kHierTree},
+                                                             {"hier-leaf", AlgoId::kHierLeaf},
+                                                             {"rd", AlgoId::kRd},
+                                                             {"rhd", AlgoId::kRhd},
+                                                             {"direct", AlgoId::kDirect}};
   if (o.algo == "auto") return {AlgoId::kAuto};
   std::vector<AlgoId> out;
   for (const auto& n : names) {
