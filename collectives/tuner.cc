@@ -139,8 +139,8 @@ double Tuner::hierLeafAllReduceUs(size_t bytes, size_t* chunk) const {
   const double part = S / L, piece = part / K;
   *chunk = chunkFor(static_cast<size_t>(piece / M));
   double t = L > 1 ? insideNodeUs(bytes, *chunk) : 0;
-  t += pipeline(2.0 * (K - 1), 2.0 * (K - 1) * ae, piece, *chunk,
-                L * be * sharedLinkPenalty(piece), o) +
+  t += pipeline(2.0 * (K - 1), 2.0 * (K - 1) * ae, piece, *chunk, L * be * sharedLinkPenalty(piece),
+                o) +
        (K - 1.0) / K * part * r;
   t += pipeline(2.0 * (M - 1), 2.0 * (M - 1) * ae, piece / M, *chunk,
                 L * be * topo_->fabric.crossLeafLoad * sharedLinkPenalty(piece / M), o) +

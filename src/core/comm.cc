@@ -173,11 +173,10 @@ weftResult_t readAlgo(AlgoId* out) {
   static const struct {
     const char* name;
     AlgoId algo;
-  } kAlgos[] = {{"auto", AlgoId::kAuto},       {"ring", AlgoId::kRing},
-                {"oneshot", AlgoId::kOneshot}, {"tree", AlgoId::kTree},
-                {"hier", AlgoId::kHierRing},   {"hier-leaf", AlgoId::kHierLeaf},
-                {"rd", AlgoId::kRd},
-                {"rhd", AlgoId::kRhd},         {"gpu-ring", AlgoId::kGpuRing}};
+  } kAlgos[] = {
+      {"auto", AlgoId::kAuto}, {"ring", AlgoId::kRing},     {"oneshot", AlgoId::kOneshot},
+      {"tree", AlgoId::kTree}, {"hier", AlgoId::kHierRing}, {"hier-leaf", AlgoId::kHierLeaf},
+      {"rd", AlgoId::kRd},     {"rhd", AlgoId::kRhd},       {"gpu-ring", AlgoId::kGpuRing}};
   std::string algo;
   WEFT_CHECK(configChoice("WEFT_ALGO", &algo));
   for (const auto& a : kAlgos) {
