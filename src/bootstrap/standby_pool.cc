@@ -5,6 +5,7 @@
 #include "bootstrap/standby_pool.h"
 
 #include <poll.h>
+#include <pthread.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -29,8 +30,21 @@ constexpr double kRequestSec = 2.0;  // to read a request or send an answer
 
 // This process's lifeline to the pool (standby_pool.h), never closed: the
 // kernel closes it when the process ends, which is what the pool watches.
+// A child forked without exec (a data loader's workers) must not keep it
+// open past this process's death: it closes its copy at once.
 std::mutex lifelineMu;
 int lifelineFd = -1;
+
+void closeLifelineInChild() {
+  if (lifelineFd >= 0) close(lifelineFd);  // no lock: the child has only this thread
+  lifelineFd = -1;
+}
+
+void keepLifeline(int fd) {
+  static std::once_flag atfork;
+  std::call_once(atfork, [] { pthread_atfork(nullptr, nullptr, closeLifelineInChild); });
+  lifelineFd = fd;
+}
 
 // "host:port/<hex secret>" -> the address and the secret.
 weftResult_t parseAddr(const std::string& text, SockAddr* addr, uint8_t* secret) {
@@ -331,7 +345,7 @@ weftResult_t standbyWait(const std::string& addr, StandbyAnswer* place) {
   }
   std::lock_guard<std::mutex> lock(lifelineMu);
   if (lifelineFd >= 0) closeFd(&lifelineFd);
-  lifelineFd = fd;  // open until the process ends
+  keepLifeline(fd);  // open until the process ends
   return weftSuccess;
 }
 
@@ -343,7 +357,10 @@ weftResult_t standbyLifeline(const std::string& addr, int rank, int nranks) {
   req.nranks = nranks;
   req.ranks[0] = rank;
   req.pid = getpid();
-  return request(addr, &req, &lifelineFd, 5.0);  // init waits for it: a missing pool must not stall
+  int fd = -1;
+  WEFT_CHECK(request(addr, &req, &fd, 5.0));  // init waits for it: a missing pool must not stall
+  keepLifeline(fd);
+  return weftSuccess;
 }
 
 weftResult_t standbyAssign(const std::string& addr, int nranks, const std::vector<int>& ranks,

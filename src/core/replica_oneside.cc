@@ -137,7 +137,7 @@ weftResult_t putBuffer(weftReplica* rep, RemoteWrites* writes, const SlotOffer& 
 weftResult_t writeSlot(weftReplica* rep, int holder, const SlotOffer& offer, uint64_t* way) {
   weftComm* comm = rep->comm;
   *way = kSent;
-  if (offer.region.inode != 0) {
+  if (offer.region.inode != 0 && comm->node) {
     char* at = nullptr;
     comm->node->noteFrees(holder, offer.frees);
     if (comm->node->map(holder, offer.region, offer.addr, &at) == weftSuccess && at != nullptr) {

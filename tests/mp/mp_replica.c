@@ -17,6 +17,7 @@
  *                     replace it with the second standby
  * Options: --during-commit (the death falls in a commit, whatever the seed),
  * --ask (survivors pass no dead ranks: the pool says which died),
+ * --fork-child (each rank forks an idle child first, which the caller kills),
  * --bytes N (per rank, default 1 MiB), --steps K (default 12),
  * --copies C, --timing F: the victim writes its kill time (CLOCK_MONOTONIC)
  * to F, and rank 0 prints the time from it to the first allreduce after the
@@ -50,7 +51,8 @@ struct Options {
   int killStep;
   int killPoint;
   int forceCommit;
-  int ask; /* survivors ask the launcher's pool which ranks died */
+  int ask;       /* survivors ask the launcher's pool which ranks died */
+  int forkChild; /* each rank forks a child that outlives it (holding its descriptors) */
 };
 
 static double now(void) {
@@ -85,6 +87,7 @@ static void parse(int argc, char** argv, struct Options* o) {
     if (strcmp(argv[i], "--timing") == 0 && i + 1 < argc) o->timing = argv[++i];
     if (strcmp(argv[i], "--during-commit") == 0) o->forceCommit = 1;
     if (strcmp(argv[i], "--ask") == 0) o->ask = 1;
+    if (strcmp(argv[i], "--fork-child") == 0) o->forkChild = 1;
   }
   o->bytes -= o->bytes % sizeof(double);
   if (o->steps < 3) o->steps = 3;
@@ -327,6 +330,15 @@ int main(int argc, char** argv) {
   startJob(&j, &o, comm, 1);
   snprintf(whoName, sizeof(whoName), "rank %d", j.rank);
   who = whoName;
+  if (o.forkChild) { /* as a data loader's workers: forked, no exec, idle until killed */
+    fflush(stdout);
+    const pid_t child = fork();
+    CHECK(child >= 0, "fork");
+    if (child == 0)
+      for (;;) pause();
+    printf("%s: forked child %d\n", who, (int)child);
+    fflush(stdout);
+  }
   if (j.rank == 0) {
     char dead[32];
     if (o.nDead > 1)

@@ -5,7 +5,9 @@
 # is killed with SIGKILL; the survivors ask the pool which rank died (each
 # rank's lifeline told it, as no launcher did) and replace it with the
 # standby; every rank must end bitwise equal to a run without the failure
-# (mp_replica checks), and exactly one process must have died.
+# (mp_replica checks), and exactly one process must have died. In the
+# srun-style run every rank first forks an idle child (as a data loader does),
+# which must not keep the dead rank's lifeline open.
 #   slurm   5 processes with SLURM_PROCID/SLURM_NTASKS and WEFT_ROOT_ADDR, as srun starts them;
 #   mpirun  Open MPI's mpirun --enable-recovery (which keeps the others running), where it exists.
 #   standby_launchers_test.sh WEFT_POOL MP_REPLICA [MPIRUN]
@@ -21,6 +23,9 @@ dir=$(mktemp -d)
 pool_pid=
 cleanup() {
   [ -n "$pool_pid" ] && kill "$pool_pid" 2>/dev/null
+  for c in $(cat "$dir"/out.* 2>/dev/null | sed -n 's/.*forked child \([0-9]*\)/\1/p'); do
+    kill "$c" 2>/dev/null
+  done
   rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -61,8 +66,10 @@ port=$((port + 1))
 rm -f "$dir"/out.*
 pids=""
 for r in 0 1 2 3 4; do
-  env SLURM_PROCID=$r SLURM_NTASKS=5 WEFT_ROOT_ADDR=127.0.0.1:$port \
-    "$mp" --kill 3 --ask --bytes 1048576 --steps 6 >"$dir/out.$r" 2>&1 &
+  # The dead rank's child keeps its sockets open, so the survivors learn of
+  # the death only at WEFT_TIMEOUT; the pool, through the lifeline, at once.
+  env SLURM_PROCID=$r SLURM_NTASKS=5 WEFT_ROOT_ADDR=127.0.0.1:$port WEFT_TIMEOUT=10 \
+    "$mp" --kill 3 --ask --fork-child --bytes 1048576 --steps 6 >"$dir/out.$r" 2>&1 &
   pids="$pids $!"
 done
 exits=""
@@ -74,7 +81,8 @@ for p in $pids; do
   [ "$rc" -eq 137 ] && killed=$((killed + 1))
   [ "$rc" -ne 0 ] && [ "$rc" -ne 137 ] && killed=99
 done
-check "slurm-style launch (SLURM_PROCID/SLURM_NTASKS)" "$exits" "$killed"
+check "slurm-style launch (SLURM_PROCID/SLURM_NTASKS), forked children" "$exits" "$killed"
+for c in $(cat "$dir"/out.* | sed -n 's/.*forked child \([0-9]*\)/\1/p'); do kill "$c" 2>/dev/null; done
 
 if [ -n "$mpirun" ] && "$mpirun" --version 2>/dev/null | grep -Eq 'Open MPI|OpenRTE'; then
   start_pool
