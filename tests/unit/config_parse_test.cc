@@ -215,7 +215,7 @@ TEST(ReadCommConfig, DefaultsAndBadValues) {
       {"WEFT_TIMEOUT", "5s", "WEFT_TIMEOUT=5s: expected a positive number of seconds"},
       {"WEFT_TIMEOUT", "nan", "WEFT_TIMEOUT=nan: expected a positive number of seconds"},
       {"WEFT_ALGO", "fastest",
-       "WEFT_ALGO=fastest: expected auto, ring, oneshot, tree, hier, rd, "
+       "WEFT_ALGO=fastest: expected auto, ring, oneshot, tree, hier, hier-leaf, rd, "
        "rhd or gpu-ring"},
       // Knobs read where they are used, refused at init rather than ignored.
       {"WEFT_DEBUG", "LOUD", "WEFT_DEBUG=LOUD: expected NONE, WARN, INFO or TRACE"},
