@@ -10,7 +10,10 @@
 //     kSingleTreeBytes, tree 0 carries everything.
 //   oneshot:  one hop; a node's link carries L(n-L)S; the rank reduces (n-1)S.
 //     The n-1 flows that converge on a link at once (incast) pay the shared
-//     link's penalty, as do allgather's direct form.
+//     link's penalty, as do allgather's direct form, sized by all they bring
+//     (L(n-L)S): they start together, so short pieces still make one long
+//     contended burst (1 MiB gathered by 8 one-rank nodes: the one-round form
+//     measured 0.8x the ring's busbw over TCP, docs/scale.md).
 //   allgather ring: a pipeline of n-1 steps of one piece (one chunk of fill);
 //     hier: N-1 steps across nodes on L rings sharing the link, then L-1
 //     steps of N pieces inside the node.
@@ -193,7 +196,8 @@ double Tuner::allReduceUs(AlgoId algo, size_t bytes, size_t* chunkOut) const {
   switch (algo) {
     case AlgoId::kOneshot: {
       if (static_cast<double>(n) * S > static_cast<double>(oneshotStaging_)) break;
-      double wire = N > 1 ? L * (n - L) * S * be * topo_->fabric.pairLoad * sharedLinkPenalty(S)
+      const double burst = L * (n - L) * S;  // what converges on a node's link
+      double wire = N > 1 ? burst * be * topo_->fabric.pairLoad * sharedLinkPenalty(burst)
                           : (n - 1) * S * bi;
       t = slow.alphaUs + (n - 1) * o + wire + (n - 1) * S * r;
       break;
@@ -244,13 +248,15 @@ double Tuner::allGatherUs(AlgoId algo, size_t bytes, size_t* chunkOut) const {
   size_t chunk = chunkFor(bytes);
   double t = kInf;
   switch (algo) {
-    case AlgoId::kDirect:
+    case AlgoId::kDirect: {
       // n-1 flows converge on each node's link at once (incast): like the
       // rings that share a link, it ends with its worst flow.
+      const double burst = L * (n - L) * S;
       t = slow.alphaUs + (n - 1) * o +
-          (N > 1 ? L * (n - L) * S * be * topo_->fabric.pairLoad * sharedLinkPenalty(S)
+          (N > 1 ? burst * be * topo_->fabric.pairLoad * sharedLinkPenalty(burst)
                  : (n - 1) * S * bi);
       break;
+    }
     case AlgoId::kRing: {
       // A pipeline of n-1 steps of one piece each: the chain's latencies, the
       // link's n-1 pieces and one chunk of fill, as in the allreduce's ring.
