@@ -197,8 +197,8 @@ double Tuner::allReduceUs(AlgoId algo, size_t bytes, size_t* chunkOut) const {
     case AlgoId::kOneshot: {
       if (static_cast<double>(n) * S > static_cast<double>(oneshotStaging_)) break;
       const double burst = L * (n - L) * S;  // what converges on a node's link
-      double wire = N > 1 ? burst * be * topo_->fabric.pairLoad * sharedLinkPenalty(burst)
-                          : (n - 1) * S * bi;
+      double wire =
+          N > 1 ? burst * be * topo_->fabric.pairLoad * sharedLinkPenalty(burst) : (n - 1) * S * bi;
       t = slow.alphaUs + (n - 1) * o + wire + (n - 1) * S * r;
       break;
     }
