@@ -38,7 +38,7 @@ install(FILES ${PROJECT_BINARY_DIR}/weft.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/
 
 # Debian packages (`cpack -G DEB` in the build folder; README, Install):
 # libweft0 (the shared library), libweft-dev (headers, libweft.a, the CMake
-# and pkg-config files) and weft-tools (weft-run, weft-info, weft-topo and the
+# and pkg-config files) and weft-tools (weft-run, weft-pool, weft-info, weft-topo and the
 # perf tools). dpkg-shlibdeps reads each binary's needs (hwloc, rdma-core,
 # Open MPI, the C++ runtime); the -dev package names the -dev packages that
 # libweft.a and the headers need.
