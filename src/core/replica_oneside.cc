@@ -54,17 +54,23 @@ RdmaMemory* verbsMemory(const weftReplica* rep) {
   return rep->comm->ib != nullptr ? rep->comm->ib->rdma() : nullptr;
 }
 
+// Deregisters every region of the replica; the caller holds regionsMu.
+void clearRegions(weftReplica* rep) {
+  rep->bufferRegion.reset();
+  for (auto* list : {&rep->held, &rep->retired})
+    for (ReplicaCopy& copy : *list)
+      for (auto& region : copy.region) region.reset();
+  rep->regionsOn = nullptr;
+  rep->regionsTried = false;
+}
+
 // Regions made on another communicator go; this one's buffer region is
 // made once (nullptr when it cannot be: the commits then send).
 void ensureBufferRegion(weftReplica* rep, RdmaMemory* memory) {
   std::lock_guard<std::mutex> lock(rep->regionsMu);
   if (rep->regionsOn != rep->comm) {
-    rep->bufferRegion.reset();
-    for (auto* list : {&rep->held, &rep->retired})
-      for (ReplicaCopy& copy : *list)
-        for (auto& region : copy.region) region.reset();
+    clearRegions(rep);
     rep->regionsOn = rep->comm;
-    rep->regionsTried = false;
   }
   if (rep->regionsTried) return;
   rep->regionsTried = true;
@@ -216,12 +222,7 @@ weftResult_t writeReplicaOneSided(weftReplica* rep, uint64_t v, const ReplicaCal
 
 void dropReplicaRegions(weftReplica* rep) {
   std::lock_guard<std::mutex> lock(rep->regionsMu);
-  rep->bufferRegion.reset();
-  for (auto* list : {&rep->held, &rep->retired})
-    for (ReplicaCopy& copy : *list)
-      for (auto& region : copy.region) region.reset();
-  rep->regionsOn = nullptr;
-  rep->regionsTried = false;
+  clearRegions(rep);
 }
 
 }  // namespace weft
