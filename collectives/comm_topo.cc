@@ -119,33 +119,63 @@ void CommTopo::build(int myRank, const std::vector<uint64_t>& nodeHash, ChannelT
     int intraUnused = 0;
     treeShape(nnodes, nodes, &acrossTreeHops, &intraUnused, &acrossTreeLinkLoad);
   }
-  leafNodes.reset();
-  crossLeaves.reset();
-  if (uniform && described) buildLeafViews(channels, leafOfNode);
+  buildLeafViews(channels, uniform && described ? fabricDesc : nullptr, leafOfNode);
 }
 
-// Nodes sit leaf by leaf (fabricNodeOrder), so a leaf's nodes are consecutive.
-void CommTopo::buildLeafViews(ChannelTable* channels, const std::vector<int>& leafOfNode) {
-  std::vector<std::vector<int>> groups;  // node places, leaf by leaf
-  for (int k = 0; k < nnodes; ++k) {
-    if (k == 0 || leafOfNode[k] != leafOfNode[k - 1]) groups.emplace_back();
-    groups.back().push_back(k);
+namespace {
+
+// Splits consecutive items into runs of equal key; false unless there are 2
+// or more runs, all of one length of 2 or more.
+bool equalRuns(const std::vector<int>& keys, std::vector<std::vector<int>>* runs) {
+  runs->clear();
+  for (size_t k = 0; k < keys.size(); ++k) {
+    if (k == 0 || keys[k] != keys[k - 1]) runs->emplace_back();
+    runs->back().push_back(static_cast<int>(k));
   }
+  if (runs->size() < 2 || (*runs)[0].size() < 2) return false;
+  for (const auto& r : *runs)
+    if (r.size() != (*runs)[0].size()) return false;
+  return true;
+}
+
+}  // namespace
+
+// Nodes sit leaf by leaf and leaves pod by pod (fabricNodeOrder), so a
+// leaf's nodes are consecutive, and so are a pod's leaves in crossLeaves.
+void CommTopo::buildLeafViews(ChannelTable* channels, const topo::Fabric* fabricDesc,
+                              const std::vector<int>& leafOfNode) {
+  leafNodes.reset();
+  crossLeaves.reset();
+  podLeaves.reset();
+  crossPods.reset();
+  std::vector<std::vector<int>> groups;  // node places, leaf by leaf
+  if (fabricDesc == nullptr || !equalRuns(leafOfNode, &groups)) return;
   const size_t per = groups[0].size();
-  if (groups.size() < 2 || per < 2) return;
-  for (const auto& g : groups)
-    if (g.size() != per) return;
   int mine = 0, place = 0;
   for (size_t g = 0; g < groups.size(); ++g)
     for (size_t p = 0; p < per; ++p)
       if (groups[g][p] == node) mine = static_cast<int>(g), place = static_cast<int>(p);
-  std::vector<int> leaf, cross;
+  std::vector<int> leaf, cross, podOfCross;
   for (int k : groups[mine]) leaf.push_back(nodeRanks[k][localIndex]);
-  for (const auto& g : groups) cross.push_back(nodeRanks[g[place]][localIndex]);
+  for (const auto& g : groups) {
+    cross.push_back(nodeRanks[g[place]][localIndex]);
+    podOfCross.push_back(fabricDesc->leaves[leafOfNode[g[0]]].pod);
+  }
   leafNodes = std::make_unique<RankView>(channels, leaf);
   crossLeaves = std::make_unique<RankView>(channels, cross);
   leafNodesPos = place;
   crossLeavesPos = mine;
+  std::vector<std::vector<int>> pods;  // positions in crossLeaves, pod by pod
+  if (!equalRuns(podOfCross, &pods)) return;
+  const int perPod = static_cast<int>(pods[0].size());
+  const int myPod = mine / perPod, atPlace = mine % perPod;
+  std::vector<int> inPod, acrossPods;
+  for (int j : pods[myPod]) inPod.push_back(cross[j]);
+  for (const auto& p : pods) acrossPods.push_back(cross[p[atPlace]]);
+  podLeaves = std::make_unique<RankView>(channels, inPod);
+  crossPods = std::make_unique<RankView>(channels, acrossPods);
+  podLeavesPos = atPlace;
+  crossPodsPos = myPod;
 }
 
 }  // namespace weft

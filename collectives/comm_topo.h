@@ -72,6 +72,12 @@ struct CommTopo {
   // place on every leaf (crossLeaves). Null otherwise.
   std::unique_ptr<RankView> leafNodes, crossLeaves;
   int leafNodesPos = 0, crossLeavesPos = 0;
+  // A pod level under crossLeaves, where those leaves sit in 2 or more pods
+  // of equally many (2 or more each): crossLeaves' members on our pod's
+  // leaves (podLeaves), and those at our leaf's place in every pod
+  // (crossPods). Null otherwise.
+  std::unique_ptr<RankView> podLeaves, crossPods;
+  int podLeavesPos = 0, crossPodsPos = 0;
 
   // `nodeHash[r]` is rank r's node identity hash; `ringKey[r]` (optional) its
   // GPU's place in the node's topology ring order (topo::ringOrder), or -1.
@@ -82,8 +88,10 @@ struct CommTopo {
   void build(int myRank, const std::vector<uint64_t>& nodeHash, ChannelTable* channels,
              const std::vector<int>& ringKey = {}, const topo::Fabric* fabricDesc = nullptr,
              const std::vector<int>& leafOf = {});
-  // leafNodes and crossLeaves, from each node place's leaf.
-  void buildLeafViews(ChannelTable* channels, const std::vector<int>& leafOfNode);
+  // leafNodes and crossLeaves (and podLeaves and crossPods), from each node
+  // place's leaf in `fabricDesc` (none without it).
+  void buildLeafViews(ChannelTable* channels, const topo::Fabric* fabricDesc,
+                      const std::vector<int>& leafOfNode);
   // `base` retargeted to a view in which we are `pos`.
   static CollContext on(const CollContext& base, RankView* view, int pos) {
     CollContext c = base;

@@ -103,16 +103,22 @@ FabricShape fabricShape(const topo::Fabric& fabric, const std::vector<int>& leaf
     for (size_t l = 0; l < leaf.size(); ++l)
       podRings[fabric.leaves[l].pod] = std::max(podRings[fabric.leaves[l].pod], leaf[l]);
   s.crossLeafLoad = std::max(1.0, worstLoad(fabric, leaf, podRings));
+  // Rings among a pod's leaves stay under its core link; rings across pods
+  // (one per node of a pod) leave each pod once per node in it.
+  s.podLeafLoad = std::max(1.0, worstLoad(fabric, leaf, {}));
+  s.crossPodLoad = std::max(1.0, worstLoad(fabric, leaf, pod));
   return s;
 }
 
 std::string FabricShape::describe() const {
   if (!known) return "no fabric description (WEFT_FABRIC unset): uplinks not modelled";
-  char text[200];
+  char text[256];
   std::snprintf(text, sizeof(text),
                 "fabric: %d leaf(s) in %d pod(s); uplink load ring %.2f, tree %.2f, tree over "
-                "nodes %.2f, pairwise %.2f, across leaves %.2f (1 = no slower than a node link)",
-                leaves, pods, ringLoad, treeLoad, acrossTreeLoad, pairLoad, crossLeafLoad);
+                "nodes %.2f, pairwise %.2f, across leaves %.2f, across pods %.2f (1 = no slower "
+                "than a node link)",
+                leaves, pods, ringLoad, treeLoad, acrossTreeLoad, pairLoad, crossLeafLoad,
+                crossPodLoad);
   return text;
 }
 

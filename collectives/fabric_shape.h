@@ -21,6 +21,8 @@ struct FabricShape {
   double acrossTreeLoad = 0;  // the same over the nodes (hierarchical tree)
   double pairLoad = 1;        // recursive doubling and halving-doubling: all of a leaf at once
   double crossLeafLoad = 1;   // rings across leaves, one per node place (hier-leaf)
+  double podLeafLoad = 1;     // the same among one pod's leaves (hier-leaf's pod level)
+  double crossPodLoad = 1;    // rings across pods, one per node place and leaf of a pod
   std::string describe() const;
 };
 

@@ -88,23 +88,47 @@ bool hierLeafUsable(const CommTopo& topo) { return topo.uniform && topo.leafNode
 
 namespace {
 
-// Across nodes in two levels: each leaf's uplink carries what a flat ring's
-// would (2(M-1)/M of the piece, over K flows of 1/K each), in 2(K-1) +
-// 2(M-1) steps instead of 2(KM-1): fewer hops to pay where there are many
-// nodes. K nodes per leaf, M leaves.
-weftResult_t leafRingsAllReduce(CollContext& ctx, const CommTopo& topo, const CollArgs& a) {
-  CollContext leaf = CommTopo::on(ctx, topo.leafNodes.get(), topo.leafNodesPos);
-  CollContext cross = CommTopo::on(ctx, topo.crossLeaves.get(), topo.crossLeavesPos);
-  const int K = topo.leafNodes->size();
-  WEFT_CHECK(ringAllReducePhase(leaf, a, RingPhase::kReduceScatter));
-  const Span seg = segmentOf(a.count, K, (topo.leafNodesPos + 1) % K);
+// The piece of `a` that a ring reduce-scatter over `size` ranks leaves at
+// position `pos` (it holds segment pos + 1), in place.
+CollArgs ringPieceOf(const CollArgs& a, int size, int pos) {
+  const Span seg = segmentOf(a.count, size, (pos + 1) % size);
   char* mine = static_cast<char*>(a.recvbuff) + seg.offset * datatypeSize(a.datatype);
   CollArgs piece = a;
   piece.sendbuff = mine;
   piece.recvbuff = mine;
   piece.count = seg.count;
-  WEFT_CHECK(ringAllReducePhase(cross, piece, RingPhase::kBoth));
-  return ringAllReducePhase(leaf, a, RingPhase::kAllGather);
+  return piece;
+}
+
+// A reduce-scatter ring over `inner`, `outer` on the piece it leaves, then an
+// allgather ring over `inner`.
+template <typename Outer>
+weftResult_t nestedAllReduce(CollContext& inner, const CollArgs& a, Outer outer) {
+  WEFT_CHECK(ringAllReducePhase(inner, a, RingPhase::kReduceScatter));
+  WEFT_CHECK(outer(ringPieceOf(a, inner.nranks, inner.rank)));
+  return ringAllReducePhase(inner, a, RingPhase::kAllGather);
+}
+
+// Across nodes by the fabric's levels: a ring among the leaf's K nodes
+// around a ring across the M leaves on 1/K of the piece; where the leaves
+// sit in P pods of Q, that ring is itself a ring among the pod's Q leaves
+// around a ring across the P pods on 1/Q of what it got. Each uplink
+// carries what a flat ring's would (K flows of 1/K each per leaf, KQ flows of
+// 1/KQ each per pod), in 2(K-1) + 2(M-1) steps, or 2(K-1) + 2(Q-1) + 2(P-1),
+// instead of 2(KM-1): fewer hops to pay where there are many nodes.
+weftResult_t leafRingsAllReduce(CollContext& ctx, const CommTopo& topo, const CollArgs& a) {
+  CollContext leaf = CommTopo::on(ctx, topo.leafNodes.get(), topo.leafNodesPos);
+  return nestedAllReduce(leaf, a, [&](const CollArgs& piece) {
+    if (topo.crossPods == nullptr) {
+      CollContext cross = CommTopo::on(ctx, topo.crossLeaves.get(), topo.crossLeavesPos);
+      return ringAllReducePhase(cross, piece, RingPhase::kBoth);
+    }
+    CollContext pod = CommTopo::on(ctx, topo.podLeaves.get(), topo.podLeavesPos);
+    return nestedAllReduce(pod, piece, [&](const CollArgs& part) {
+      CollContext pods = CommTopo::on(ctx, topo.crossPods.get(), topo.crossPodsPos);
+      return ringAllReducePhase(pods, part, RingPhase::kBoth);
+    });
+  });
 }
 
 }  // namespace

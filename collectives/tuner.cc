@@ -133,22 +133,27 @@ double Tuner::hierAllReduceUs(AlgoId algo, size_t bytes, size_t* chunk) const {
 
 // Leaf rings (kHierLeaf): inside the node, then a ring among the leaf's K
 // nodes (no uplink crossed) around a ring across the M leaves on 1/K of the
-// piece, whose K flows per leaf share its uplink.
+// piece, whose K flows per leaf share its uplink; with a pod level, that ring
+// is a ring among the pod's Q leaves around a ring across the P pods.
 double Tuner::hierLeafAllReduceUs(size_t bytes, size_t* chunk) const {
   if (!hierLeafUsable(*topo_)) return kInf;
   const int L = topo_->localRanks, K = topo_->leafNodes->size(), M = topo_->crossLeaves->size();
   const double S = static_cast<double>(bytes), o = kPerMessageUs, r = 1e-3 / kReduceGBps;
   const double ae = inter_.alphaUs, be = inter_.usPerByte();
   const double part = S / L, piece = part / K;
+  // A ring allreduce of `bytesIn` over `size` members whose flows see `load`.
+  auto ringLevel = [&](int size, double bytesIn, double load) {
+    return pipeline(2.0 * (size - 1), 2.0 * (size - 1) * ae, bytesIn / size, *chunk,
+                    L * be * load * sharedLinkPenalty(bytesIn / size), o) +
+           (size - 1.0) / size * bytesIn * r;
+  };
   *chunk = chunkFor(static_cast<size_t>(piece / M));
   double t = L > 1 ? insideNodeUs(bytes, *chunk) : 0;
-  t += pipeline(2.0 * (K - 1), 2.0 * (K - 1) * ae, piece, *chunk, L * be * sharedLinkPenalty(piece),
-                o) +
-       (K - 1.0) / K * part * r;
-  t += pipeline(2.0 * (M - 1), 2.0 * (M - 1) * ae, piece / M, *chunk,
-                L * be * topo_->fabric.crossLeafLoad * sharedLinkPenalty(piece / M), o) +
-       (M - 1.0) / M * piece * r;
-  return t;
+  t += ringLevel(K, part, 1);
+  if (topo_->crossPods == nullptr) return t + ringLevel(M, piece, topo_->fabric.crossLeafLoad);
+  const int Q = topo_->podLeaves->size(), P = topo_->crossPods->size();
+  return t + ringLevel(Q, piece, topo_->fabric.podLeafLoad) +
+         ringLevel(P, piece / Q, topo_->fabric.crossPodLoad);
 }
 
 // Recursive doubling (kRd) and halving-doubling (kRhd): across nodes after
@@ -317,6 +322,18 @@ std::string Tuner::table() const {
                 intra_.alphaUs, intra_.gbps, "bytes", "oneshot", "ring", "tree", "hier",
                 "hier-tree", "hier-leaf", "rd", "rhd");
   if (topo_->nnodes > 1) out += topo_->fabric.describe() + "\n";
+  if (hierLeafUsable(*topo_)) {
+    char levels[128];
+    std::snprintf(levels, sizeof(levels), "hier-leaf levels: %d nodes per leaf, %d leaves",
+                  topo_->leafNodes->size(), topo_->crossLeaves->size());
+    out += levels;
+    if (topo_->crossPods != nullptr) {
+      std::snprintf(levels, sizeof(levels), " in %d pods of %d", topo_->crossPods->size(),
+                    topo_->podLeaves->size());
+      out += levels;
+    }
+    out += "\n";
+  }
   out += line;
   for (size_t b = 8; b <= (256u << 20); b *= 4) {
     double t[8];

@@ -223,4 +223,66 @@ TEST(FabricOrder, LeafViewsSplitNodesIntoLeavesAndPlaces) {
   EXPECT_EQ(uneven.leafNodes, nullptr);
 }
 
+TEST(FabricOrder, PodViewsSplitLeavesIntoPodsAndPlaces) {
+  // 8 one-rank nodes; leaves a b (pod p) and c d (pod q), two nodes each;
+  // ranks placed so that rank order crosses every level.
+  Fabric f;
+  std::string why;
+  ASSERT_TRUE(weft::topo::parseFabric(R"({"node_gbit": 100,
+      "pods": [{"name": "p", "uplink_gbit": 100}, {"name": "q", "uplink_gbit": 100}],
+      "leaves": [{"name": "a", "pod": "p", "uplink_gbit": 100, "nodes": ["n0", "n4"]},
+                 {"name": "b", "pod": "p", "uplink_gbit": 100, "nodes": ["n1", "n5"]},
+                 {"name": "c", "pod": "q", "uplink_gbit": 100, "nodes": ["n2", "n6"]},
+                 {"name": "d", "pod": "q", "uplink_gbit": 100, "nodes": ["n3", "n7"]}]})",
+                                      &f, &why))
+      << why;
+  const std::vector<int> leafOf{0, 1, 2, 3, 0, 1, 2, 3};
+  weft::CommTopo t;
+  t.build(5, kAlternatingNodes, nullptr, {}, &f, leafOf);
+  auto members = [](const std::unique_ptr<weft::RankView>& v) {
+    std::vector<int> out;
+    for (int i = 0; v && i < v->size(); ++i) out.push_back(v->member(i));
+    return out;
+  };
+  // Rank 5 is place 1 of leaf b, the second leaf of pod p.
+  EXPECT_EQ(members(t.leafNodes), (std::vector<int>{1, 5}));
+  EXPECT_EQ(members(t.crossLeaves), (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(members(t.podLeaves), (std::vector<int>{4, 5}));
+  EXPECT_EQ(members(t.crossPods), (std::vector<int>{5, 7}));
+  EXPECT_EQ(t.podLeavesPos, 1);
+  EXPECT_EQ(t.crossPodsPos, 0);
+  // Two rings per leaf on its 100 Gbit/s uplink; four per pod on its 100 Gbit/s core link.
+  EXPECT_DOUBLE_EQ(t.fabric.podLeafLoad, 2);
+  EXPECT_DOUBLE_EQ(t.fabric.crossPodLoad, 4);
+  // The pod level costs less than one ring across the four leaves where hops dominate.
+  weft::Tuner tuner;
+  weft::LinkModel link{30, 1.25};
+  tuner.setup(&t, link, link, 512 << 10, 4, 0);
+  weft::CommTopo flat;
+  flat.build(5, kAlternatingNodes, nullptr, {}, &f, leafOf);
+  flat.podLeaves.reset();
+  flat.crossPods.reset();
+  weft::Tuner flatTuner;
+  flatTuner.setup(&flat, link, link, 512 << 10, 4, 0);
+  size_t chunk = 0;
+  EXPECT_LT(tuner.allReduceUs(weft::AlgoId::kHierLeaf, 4 << 10, &chunk),
+            flatTuner.allReduceUs(weft::AlgoId::kHierLeaf, 4 << 10, &chunk));
+  EXPECT_NE(tuner.table().find("across pods 4.00"), std::string::npos) << tuner.table();
+  EXPECT_NE(tuner.table().find("hier-leaf levels: 2 nodes per leaf, 4 leaves in 2 pods of 2"),
+            std::string::npos)
+      << tuner.table();
+  // One leaf per pod: the leaves are the pods, no level of its own.
+  Fabric thin;
+  ASSERT_TRUE(weft::topo::parseFabric(R"({"node_gbit": 100,
+      "pods": [{"name": "p"}, {"name": "q"}],
+      "leaves": [{"name": "a", "pod": "p", "nodes": ["n0", "n2", "n4", "n6"]},
+                 {"name": "b", "pod": "q", "nodes": ["n1", "n3", "n5", "n7"]}]})",
+                                      &thin, &why))
+      << why;
+  weft::CommTopo two;
+  two.build(5, kAlternatingNodes, nullptr, {}, &thin, kAlternatingLeaves);
+  EXPECT_NE(two.crossLeaves, nullptr);
+  EXPECT_EQ(two.crossPods, nullptr);
+}
+
 }  // namespace
