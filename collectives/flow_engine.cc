@@ -239,7 +239,6 @@ weftResult_t PlanRunner::checkDeaths() {
 }
 
 weftResult_t PlanRunner::run() {
-  if (nflows_ > kMaxFlows) return setError(weftInternalError, "too many flows (%d)", nflows_);
   // Reused per thread: a call allocates nothing once the thread has run one.
   thread_local std::vector<FlowState> states;
   thread_local std::vector<pollfd> pfds;

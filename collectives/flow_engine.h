@@ -91,7 +91,4 @@ struct FlowRunOptions : WaitPolicy {
 
 weftResult_t runFlows(FlowPlan& plan, const FlowRunOptions& opts);
 
-// Most flows a plan may have (bounds the engine's fixed-size state).
-constexpr int kMaxFlows = 512;
-
 }  // namespace weft

@@ -169,9 +169,6 @@ weftResult_t runP2PIn(P2PWorkspace& ws, CollContext& ctx, const P2POp* ops, size
       std::memmove(ws.selfRecvs[i]->buf, ws.selfSends[i]->buf, ws.selfSends[i]->bytes);
   }
   if (ws.flows.empty()) return weftSuccess;
-  if (static_cast<int>(ws.flows.size()) > kMaxFlows)
-    return setError(weftInvalidUsage, "a group may address at most %d peer/direction pairs",
-                    kMaxFlows);
   P2PPlan plan(ctx, ws, checkSizes);
   weftResult_t r = runFlows(plan, ctx.run);
   // A size mismatch leaves the byte stream out of step: the communicator is broken.
