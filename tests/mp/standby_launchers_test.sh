@@ -7,7 +7,7 @@
 # standby; every rank must end bitwise equal to a run without the failure
 # (mp_replica checks), and exactly one process must have died. In the
 # srun-style run every rank first forks an idle child (as a data loader does),
-# which must not keep the dead rank's lifeline open.
+# which must not keep the dead rank's lifeline or connections open.
 #   slurm   5 processes with SLURM_PROCID/SLURM_NTASKS and WEFT_ROOT_ADDR, as srun starts them;
 #   mpirun  Open MPI's mpirun --enable-recovery (which keeps the others running), where it exists.
 #   standby_launchers_test.sh WEFT_POOL MP_REPLICA [MPIRUN]
@@ -66,10 +66,12 @@ port=$((port + 1))
 rm -f "$dir"/out.*
 pids=""
 for r in 0 1 2 3 4; do
-  # The dead rank's child keeps its sockets open, so the survivors learn of
-  # the death only at WEFT_TIMEOUT; the pool, through the lifeline, at once.
-  env SLURM_PROCID=$r SLURM_NTASKS=5 WEFT_ROOT_ADDR=127.0.0.1:$port WEFT_TIMEOUT=10 \
-    "$mp" --kill 3 --ask --fork-child --bytes 1048576 --steps 6 >"$dir/out.$r" 2>&1 &
+  # The dead rank's child closed its copies of the rank's connections when it
+  # was forked, so the survivors see the death at once, not at WEFT_TIMEOUT
+  # (60 s): rank 0's recovery_s must stay under half of it.
+  env SLURM_PROCID=$r SLURM_NTASKS=5 WEFT_ROOT_ADDR=127.0.0.1:$port \
+    "$mp" --kill 3 --ask --fork-child --bytes 1048576 --steps 6 --timing "$dir/killed_at" \
+    >"$dir/out.$r" 2>&1 &
   pids="$pids $!"
 done
 exits=""
@@ -82,6 +84,12 @@ for p in $pids; do
   [ "$rc" -ne 0 ] && [ "$rc" -ne 137 ] && killed=99
 done
 check "slurm-style launch (SLURM_PROCID/SLURM_NTASKS), forked children" "$exits" "$killed"
+recovery=$(cat "$dir"/out.* | sed -n 's/^recovery_s \([0-9.]*\).*/\1/p' | head -1)
+echo "--- recovery with the dead rank's forked child alive: ${recovery:-none} s (WEFT_TIMEOUT 60 s)"
+if [ -z "$recovery" ] || ! awk -v s="$recovery" 'BEGIN { exit !(s < 30) }'; then
+  echo "FAIL: the survivors did not see the death before half of WEFT_TIMEOUT"
+  fail=1
+fi
 for c in $(cat "$dir"/out.* | sed -n 's/.*forked child \([0-9]*\)/\1/p'); do kill "$c" 2>/dev/null; done
 
 if [ -n "$mpirun" ] && "$mpirun" --version 2>/dev/null | grep -Eq 'Open MPI|OpenRTE'; then

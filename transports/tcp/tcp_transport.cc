@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "base/fork_close.h"
 #include "base/log.h"
 #include "transports/striped_channel.h"
 #include "transports/tcp/tcp_congestion.h"
@@ -102,7 +103,10 @@ weftResult_t TcpChannel::tryPeek(void* data, size_t bytes, size_t* got) {
 
 TcpTransport::~TcpTransport() {
   for (auto& per : fds_)
-    for (int& fd : per) closeFd(&fd);
+    for (int& fd : per) {
+      keepInForkedChildren(fd);  // before the close: the number may be reused
+      closeFd(&fd);
+    }
 }
 
 void TcpTransport::shutdownAll() {
@@ -131,6 +135,11 @@ weftResult_t TcpTransport::connectAll(Bootstrap& bs, const TcpOptions& options) 
   for (int p = 0; p < me; ++p)
     for (int i = 0; i < perPeer; ++i)
       WEFT_CHECK(bs.acceptPeer(p, kTagTransportBase + i, &fds_[p][i]));
+  // A child forked without exec must not keep these open: the peers (and
+  // other transports' death watch, on connection A) would not see this
+  // process die while the child lives.
+  for (const auto& per : fds_)
+    for (int fd : per) closeInForkedChildren(fd);
   int inside = 0, between = 0;  // connections inside this host, and to other hosts
   std::string insideRuns = "-", betweenRuns = "-";  // what the last of each runs
   for (int p = 0; p < n; ++p)
