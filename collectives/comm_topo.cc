@@ -2,6 +2,7 @@
 #include "collectives/comm_topo.h"
 
 #include <algorithm>
+#include <numeric>
 
 namespace weft {
 namespace {
@@ -37,6 +38,45 @@ void treeShape(int n, const std::vector<int>& nodeOfPos, int* interHops, int* in
   int most = 0;
   for (int e : edges) most = std::max(most, e);
   *linkLoad = most / 2.0;
+}
+
+// Node by node; inside a node, ranks in their GPUs' topology order where
+// every rank of it has a key (consecutive ranks then share a PCIe switch).
+std::vector<int> keyedOrder(const std::vector<std::vector<int>>& nodeRanks,
+                            const std::vector<int>& ringKey) {
+  std::vector<int> order;
+  for (const auto& nr : nodeRanks) {
+    std::vector<int> visit = nr;
+    const bool keyed = !ringKey.empty() &&
+                       std::all_of(nr.begin(), nr.end(), [&](int r) { return ringKey[r] >= 0; });
+    if (keyed)
+      std::stable_sort(visit.begin(), visit.end(),
+                       [&](int a, int b) { return ringKey[a] < ringKey[b]; });
+    order.insert(order.end(), visit.begin(), visit.end());
+  }
+  return order;
+}
+
+// On a rail-optimised fabric (nodes of L ranks each): every hop between
+// nodes joins ranks of equal local index, so it stays on one rail. Nodes
+// alternate direction (enter at 0 and leave at L-1, then the reverse); an odd
+// number of nodes cannot alternate all the way round, so there the first
+// node enters at 1 and the last leaves at 1 (with L >= 3; with L = 2 one hop
+// changes rail).
+std::vector<int> railAlignedOrder(const std::vector<std::vector<int>>& nodeRanks) {
+  const int N = static_cast<int>(nodeRanks.size());
+  const int L = static_cast<int>(nodeRanks[0].size());
+  std::vector<int> order;
+  for (int k = 0; k < N; ++k) {
+    std::vector<int> local(L);
+    std::iota(local.begin(), local.end(), 0);
+    if (k % 2 == 1) std::reverse(local.begin(), local.end());
+    if (N % 2 == 1 && N > 1 && L >= 3 && k == 0) std::swap(local[0], local[1]);  // 1 0 2 ..
+    if (N % 2 == 1 && N > 1 && L >= 3 && k == N - 1)
+      std::rotate(local.begin() + 1, local.begin() + 2, local.end());  // 0 2 .. L-1 1
+    for (int i : local) order.push_back(nodeRanks[k][i]);
+  }
+  return order;
 }
 
 }  // namespace
@@ -83,16 +123,9 @@ void CommTopo::build(int myRank, const std::vector<uint64_t>& nodeHash, ChannelT
   uniform = true;
   for (const auto& nr : nodeRanks) uniform = uniform && nr.size() == mine.size();
 
-  std::vector<int> order;
-  for (const auto& nr : nodeRanks) {
-    std::vector<int> visit = nr;
-    const bool keyed = !ringKey.empty() &&
-                       std::all_of(nr.begin(), nr.end(), [&](int r) { return ringKey[r] >= 0; });
-    if (keyed)
-      std::stable_sort(visit.begin(), visit.end(),
-                       [&](int a, int b) { return ringKey[a] < ringKey[b]; });
-    order.insert(order.end(), visit.begin(), visit.end());
-  }
+  const bool railed = described && uniform && fabricDesc->rails > 1;
+  const std::vector<int> order =
+      railed ? railAlignedOrder(nodeRanks) : keyedOrder(nodeRanks, ringKey);
   ringPos = static_cast<int>(std::find(order.begin(), order.end(), rank) - order.begin());
   ring = std::make_unique<RankView>(channels, order);
   intra = std::make_unique<RankView>(channels, mine);
@@ -103,9 +136,14 @@ void CommTopo::build(int myRank, const std::vector<uint64_t>& nodeHash, ChannelT
   treeShape(nranks, nodeOfPos, &treeInterHops, &treeIntraHops, &treeLinkLoad);
   fabric = FabricShape();
   if (described) {
-    std::vector<int> leafOfPos;
-    for (int r : order) leafOfPos.push_back(leafOf[r]);
-    fabric = fabricShape(*fabricDesc, leafOfPos, leafOfNode);
+    std::vector<int> leafOfPos, railOfPos;
+    for (int r : order) {
+      leafOfPos.push_back(leafOf[r]);
+      const std::vector<int>& nr = nodeRanks[nodeOf[r]];
+      const int local = static_cast<int>(std::find(nr.begin(), nr.end(), r) - nr.begin());
+      if (railed) railOfPos.push_back(fabricDesc->railOf(local, localRanks));
+    }
+    fabric = fabricShape(*fabricDesc, leafOfPos, leafOfNode, railOfPos, nodeOfPos);
   }
   inter.reset();
   if (uniform) {

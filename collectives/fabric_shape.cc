@@ -27,13 +27,28 @@ double worstLoad(const topo::Fabric& f, const std::vector<double>& perLeaf,
   return worst;
 }
 
+// Where each position sits: its leaf, and (on a rail-optimised fabric) its
+// node and its rail; without those, every position is a node of rail 0.
+struct Places {
+  const std::vector<int>& leaf;
+  const std::vector<int>& rail;
+  const std::vector<int>& node;
+  // Whether a hop from position i to j leaves i's switch (its leaf's, or its
+  // rail's switch of that leaf): between nodes, to another leaf or rail.
+  bool crosses(size_t i, size_t j) const {
+    if (leaf[i] != leaf[j]) return true;
+    if (rail.empty()) return false;
+    return node[i] != node[j] && rail[i] != rail[j];
+  }
+};
+
 // Ring hops (position i to i+1, around) that leave each leaf and each pod.
-double ringLoadOf(const topo::Fabric& f, const std::vector<int>& leafOf) {
+double ringLoadOf(const topo::Fabric& f, const Places& at) {
   std::vector<double> leaf(f.leaves.size(), 0), pod(f.pods.size(), 0);
-  const size_t n = leafOf.size();
+  const size_t n = at.leaf.size();
   for (size_t i = 0; i < n && n > 1; ++i) {
-    int a = leafOf[i], b = leafOf[(i + 1) % n];
-    if (a == b) continue;
+    int a = at.leaf[i], b = at.leaf[(i + 1) % n];
+    if (!at.crosses(i, (i + 1) % n)) continue;
     leaf[a] += 1;
     if (f.leaves[a].pod != f.leaves[b].pod) pod[f.leaves[a].pod] += 1;
   }
@@ -42,15 +57,15 @@ double ringLoadOf(const topo::Fabric& f, const std::vector<int>& leafOf) {
 
 // Edges of both trees that cross each uplink; each carries half the buffer
 // each way (up one tree, down the other), as in comm_topo.cc's treeShape.
-double treeLoadOf(const topo::Fabric& f, const std::vector<int>& leafOf) {
-  const int n = static_cast<int>(leafOf.size());
+double treeLoadOf(const topo::Fabric& f, const Places& at) {
+  const int n = static_cast<int>(at.leaf.size());
   std::vector<double> leaf(f.leaves.size(), 0), pod(f.pods.size(), 0);
   for (int t = 0; t < 2 && n > 1; ++t) {
     std::vector<TreeLinks> tree = doubleBtree(n, t);
     for (int p = 0; p < n; ++p) {
       int up = tree[p].parent;
-      if (up < 0 || leafOf[p] == leafOf[up]) continue;
-      int a = leafOf[p], b = leafOf[up];
+      if (up < 0 || !at.crosses(p, up)) continue;
+      int a = at.leaf[p], b = at.leaf[up];
       leaf[a] += 0.5;
       leaf[b] += 0.5;
       if (f.leaves[a].pod == f.leaves[b].pod) continue;
@@ -75,9 +90,13 @@ std::vector<int> fabricNodeOrder(const topo::Fabric& fabric, const std::vector<i
 }
 
 FabricShape fabricShape(const topo::Fabric& fabric, const std::vector<int>& leafOfPos,
-                        const std::vector<int>& leafOfNodePos) {
+                        const std::vector<int>& leafOfNodePos, const std::vector<int>& railOfPos,
+                        const std::vector<int>& nodeOfPos) {
+  const std::vector<int> none;
+  const Places ranks{leafOfPos, railOfPos, nodeOfPos}, nodes{leafOfNodePos, none, none};
   FabricShape s;
   s.known = true;
+  s.nics = std::max(1, fabric.rails);
   std::vector<int> leaves(leafOfNodePos), pods;
   std::sort(leaves.begin(), leaves.end());
   leaves.erase(std::unique(leaves.begin(), leaves.end()), leaves.end());
@@ -86,9 +105,12 @@ FabricShape fabricShape(const topo::Fabric& fabric, const std::vector<int>& leaf
   pods.erase(std::unique(pods.begin(), pods.end()), pods.end());
   s.leaves = static_cast<int>(leaves.size());
   s.pods = static_cast<int>(pods.size());
-  s.ringLoad = ringLoadOf(fabric, leafOfNodePos);
-  s.treeLoad = treeLoadOf(fabric, leafOfPos);
-  s.acrossTreeLoad = treeLoadOf(fabric, leafOfNodePos);
+  // Rings over nodes cross where the nodes' leaves change; the flat ring also
+  // where it changes rail between nodes (it is no lighter than the former).
+  s.ringLoad =
+      std::max(ringLoadOf(fabric, nodes), railOfPos.empty() ? 1.0 : ringLoadOf(fabric, ranks));
+  s.treeLoad = treeLoadOf(fabric, ranks);
+  s.acrossTreeLoad = treeLoadOf(fabric, nodes);
   // Every node of a leaf sending off it at once: its oversubscription.
   std::vector<double> leaf(fabric.leaves.size(), 0), pod(fabric.pods.size(), 0);
   if (s.leaves > 1)

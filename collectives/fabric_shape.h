@@ -16,6 +16,7 @@ namespace weft {
 struct FabricShape {
   bool known = false;
   int leaves = 0, pods = 0;   // in use by this communicator
+  int nics = 1;               // a node's links to its leaf (rails), shared by its ranks
   double ringLoad = 1;        // rings over the nodes (flat or hierarchical)
   double treeLoad = 0;        // double binary tree over every rank: bytes per byte of buffer
   double acrossTreeLoad = 0;  // the same over the nodes (hierarchical tree)
@@ -33,8 +34,12 @@ std::vector<int> fabricNodeOrder(const topo::Fabric& fabric, const std::vector<i
 
 // The loads of rings and trees whose positions sit on the leaves
 // `leafOfPos` (every rank in ring order) and `leafOfNodePos` (one per node,
-// in node order).
+// in node order). On a rail-optimised fabric, `railOfPos` and `nodeOfPos`
+// give each ring position's rail and node: a hop between nodes that changes
+// rail leaves the rail's switch as a hop to another leaf does.
 FabricShape fabricShape(const topo::Fabric& fabric, const std::vector<int>& leafOfPos,
-                        const std::vector<int>& leafOfNodePos);
+                        const std::vector<int>& leafOfNodePos,
+                        const std::vector<int>& railOfPos = {},
+                        const std::vector<int>& nodeOfPos = {});
 
 }  // namespace weft

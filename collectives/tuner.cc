@@ -118,7 +118,7 @@ double Tuner::hierAllReduceUs(AlgoId algo, size_t bytes, size_t* chunk) const {
   if (algo == AlgoId::kHierRing) {
     // L rings share the node link: each sees L times its per-byte time.
     across = pipeline(2.0 * (N - 1), 2.0 * (N - 1) * ae, part / N, *chunk,
-                      L * be * topo_->fabric.ringLoad * sharedLinkPenalty(part / N), o) +
+                      nodeShare() * be * topo_->fabric.ringLoad * sharedLinkPenalty(part / N), o) +
              (N - 1.0) / N * part * r;
   } else {
     double half = bytes / L <= kSingleTreeBytes ? part : part / 2;
@@ -144,7 +144,7 @@ double Tuner::hierLeafAllReduceUs(size_t bytes, size_t* chunk) const {
   // A ring allreduce of `bytesIn` over `size` members whose flows see `load`.
   auto ringLevel = [&](int size, double bytesIn, double load) {
     return pipeline(2.0 * (size - 1), 2.0 * (size - 1) * ae, bytesIn / size, *chunk,
-                    L * be * load * sharedLinkPenalty(bytesIn / size), o) +
+                    nodeShare() * be * load * sharedLinkPenalty(bytesIn / size), o) +
            (size - 1.0) / size * bytesIn * r;
   };
   *chunk = chunkFor(static_cast<size_t>(piece / M));
@@ -201,7 +201,7 @@ double Tuner::allReduceUs(AlgoId algo, size_t bytes, size_t* chunkOut) const {
   switch (algo) {
     case AlgoId::kOneshot: {
       if (static_cast<double>(n) * S > static_cast<double>(oneshotStaging_)) break;
-      const double burst = L * (n - L) * S;  // what converges on a node's link
+      const double burst = nodeShare() * (n - L) * S;  // what converges on a node link
       double wire =
           N > 1 ? burst * be * topo_->fabric.pairLoad * sharedLinkPenalty(burst) : (n - 1) * S * bi;
       t = slow.alphaUs + (n - 1) * o + wire + (n - 1) * S * r;
@@ -256,7 +256,7 @@ double Tuner::allGatherUs(AlgoId algo, size_t bytes, size_t* chunkOut) const {
     case AlgoId::kDirect: {
       // n-1 flows converge on each node's link at once (incast): like the
       // rings that share a link, it ends with its worst flow.
-      const double burst = L * (n - L) * S;
+      const double burst = nodeShare() * (n - L) * S;
       t = slow.alphaUs + (n - 1) * o +
           (N > 1 ? burst * be * topo_->fabric.pairLoad * sharedLinkPenalty(burst)
                  : (n - 1) * S * bi);
@@ -275,7 +275,7 @@ double Tuner::allGatherUs(AlgoId algo, size_t bytes, size_t* chunkOut) const {
       // Across nodes L rings share the node link; then inside the node each
       // step moves N pieces.
       t = pipeline(N - 1, (N - 1) * ae, S, chunk,
-                   L * be * topo_->fabric.ringLoad * sharedLinkPenalty(S), o) +
+                   nodeShare() * be * topo_->fabric.ringLoad * sharedLinkPenalty(S), o) +
           pipeline(L - 1, (L - 1) * ai, N * S, chunk, bi, o);
       break;
     default:

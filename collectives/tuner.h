@@ -8,6 +8,7 @@
 // same algorithm for the same call.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 
@@ -64,6 +65,11 @@ class Tuner {
   std::string table() const;
 
  private:
+  // The node's ranks per link to its leaf: they all share one, or on a
+  // rail-optimised fabric each NIC serves L / rails of them.
+  double nodeShare() const {
+    return std::max(1.0, static_cast<double>(topo_->localRanks) / topo_->fabric.nics);
+  }
   size_t chunkFor(size_t segmentBytes) const;
   double insideNodeUs(size_t bytes, size_t chunk) const;
   double hierAllReduceUs(AlgoId algo, size_t bytes, size_t* chunk) const;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <set>
@@ -161,11 +162,12 @@ std::string Fabric::summary() const {
   double worst = 1;
   for (size_t l = 0; l < leaves.size(); ++l)
     worst = std::max(worst, leafOversubscription(static_cast<int>(l)));
-  char text[160];
+  char text[200];
   std::snprintf(text, sizeof(text),
-                "%zu leaves in %zu pod(s), node links %.3g Gbit/s, leaf "
-                "uplinks up to %.2g:1 oversubscribed",
-                leaves.size(), pods.size(), nodeGbit, worst);
+                "%zu leaves in %zu pod(s), %s %.3g Gbit/s, leaf uplinks up to %.2g:1 "
+                "oversubscribed%s",
+                leaves.size(), pods.size(), rails > 1 ? "NIC links" : "node links", nodeGbit, worst,
+                rails > 1 ? (", " + std::to_string(rails) + " rails").c_str() : "");
   return text;
 }
 
@@ -177,9 +179,17 @@ bool parseFabric(const std::string& text, Fabric* out, std::string* why) {
     *why = std::string("the description must be an object, not ") + root.kindName();
     return false;
   }
-  if (!onlyKeys(root, {"node_gbit", "hop_latency_us", "pods", "leaves"}, "the description", why))
+  if (!onlyKeys(root, {"node_gbit", "rails", "hop_latency_us", "pods", "leaves"}, "the description",
+                why))
     return false;
   if (!positive(root.find("node_gbit"), "node_gbit", true, &out->nodeGbit, why)) return false;
+  double rails = 1;
+  if (!positive(root.find("rails"), "rails", false, &rails, why)) return false;
+  if (rails > 64 || rails != std::floor(rails)) {
+    *why = "rails must be a whole number from 1 to 64";
+    return false;
+  }
+  out->rails = static_cast<int>(rails);
   if (const JsonValue* hop = root.find("hop_latency_us")) {
     if (hop->kind != JsonValue::Kind::kObject ||
         !onlyKeys(*hop, {"leaf", "spine", "core"}, "hop_latency_us", why)) {

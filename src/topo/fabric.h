@@ -11,7 +11,12 @@
 //    "leaves": [{"name": "l0", "pod": "p0", "uplink_gbit": 1600,
 //                "nodes": ["node001", "10.0.0.2"]}]}
 // A leaf may give "oversubscription" (nodes' link total / uplink) instead of
-// "uplink_gbit". A node entry is a host name (with or without its domain) or
+// "uplink_gbit". "rails": R describes a rail-optimised fabric: every node has
+// R NICs, and NIC r of each node of a leaf hangs from that leaf's rail-r
+// switch, so a leaf entry stands for R switches, each with the leaf's
+// uplink; node_gbit is then each NIC's rate. The rank of local index i uses
+// NIC i * R / (ranks on its node), as the nearest-NIC choice gives on such
+// machines (GPU i beside NIC i). A node entry is a host name (with or without its domain) or
 // the address a rank listens on; WEFT_FABRIC_NODE names the node explicitly.
 // Every rank must read the same description: its hash is compared at init.
 // A Slurm topology.conf is read too (leaves and pods only: fabric_slurm.cc).
@@ -39,7 +44,8 @@ struct FabricLeaf {
 };
 
 struct Fabric {
-  double nodeGbit = 0;  // each node's link to its leaf
+  double nodeGbit = 0;  // each node's link to its leaf (with rails: each NIC's)
+  int rails = 1;        // NICs per node, each on its own rail switch of the leaf
   double leafHopUs = 1, spineHopUs = 1, coreHopUs = 1;
   std::vector<FabricPod> pods;  // at least one
   std::vector<FabricLeaf> leaves;
@@ -50,6 +56,10 @@ struct Fabric {
   int findLeaf(const std::vector<std::string>& names) const;
   // Nodes' link total over uplink, for leaf `l` (1 when not oversubscribed).
   double leafOversubscription(int l) const;
+  // The rail of the rank of local index `local` among `localRanks` (0 without rails).
+  int railOf(int local, int localRanks) const {
+    return rails <= 1 || localRanks <= 0 ? 0 : local * rails / localRanks;
+  }
   // "2 leaves in 1 pod, leaf uplinks 2:1 oversubscribed": for logs.
   std::string summary() const;
 };

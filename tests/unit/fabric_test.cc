@@ -92,6 +92,9 @@ TEST(FabricFile, RefusesWhatItCannotModel) {
           "oversubscription": 2}]})",
        "not both"},
       {"[1]", "must be an object"},
+      {R"({"node_gbit": 1, "rails": 2.5, "leaves": [{"nodes": ["a"]}]})", "whole number"},
+      {R"({"node_gbit": 1, "rails": 65, "leaves": [{"nodes": ["a"]}]})", "from 1 to 64"},
+      {R"({"node_gbit": 1, "rails": 0, "leaves": [{"nodes": ["a"]}]})", "positive"},
   };
   for (const auto& c : cases) {
     Fabric f;
@@ -283,6 +286,56 @@ TEST(FabricOrder, PodViewsSplitLeavesIntoPodsAndPlaces) {
   two.build(5, kAlternatingNodes, nullptr, {}, &thin, kAlternatingLeaves);
   EXPECT_NE(two.crossLeaves, nullptr);
   EXPECT_EQ(two.crossPods, nullptr);
+}
+
+// A rail-optimised fabric: one leaf of nodes with 4 ranks and 4 NICs each, on
+// rail switches with 2:1 uplinks. Hops between nodes must join equal local
+// indices (one rail), for even and odd numbers of nodes.
+TEST(FabricOrder, RailsKeepRingHopsBetweenNodesOnOneRail) {
+  for (int nodes : {4, 3}) {
+    std::string names;
+    for (int k = 0; k < nodes; ++k)
+      names += std::string(k ? ", " : "") + "\"n" + std::to_string(k) + "\"";
+    Fabric f;
+    std::string why;
+    ASSERT_TRUE(weft::topo::parseFabric(R"({"node_gbit": 100, "rails": 4, "leaves": [{"name": "a",
+        "oversubscription": 2, "nodes": [)" +
+                                            names + "]}]}",
+                                        &f, &why))
+        << why;
+    EXPECT_EQ(f.rails, 4);
+    EXPECT_NE(f.summary().find("4 rails"), std::string::npos) << f.summary();
+    std::vector<uint64_t> hashes;
+    for (int r = 0; r < 4 * nodes; ++r) hashes.push_back(100 + r / 4);
+    weft::CommTopo t;
+    t.build(0, hashes, nullptr, {}, &f, std::vector<int>(4 * nodes, 0));
+    const std::vector<int> ring = ringOf(t);
+    ASSERT_EQ(static_cast<int>(ring.size()), 4 * nodes);
+    std::vector<int> seen(ring);
+    std::sort(seen.begin(), seen.end());
+    for (int r = 0; r < 4 * nodes; ++r) EXPECT_EQ(seen[r], r);  // each rank once
+    for (size_t i = 0; i < ring.size(); ++i) {
+      const int a = ring[i], b = ring[(i + 1) % ring.size()];
+      if (a / 4 != b / 4) {
+        EXPECT_EQ(a % 4, b % 4) << nodes << " nodes: hop " << a << " -> " << b;
+      }
+    }
+    // No hop leaves a rail switch; the flat trees do (their edges join any two ranks).
+    EXPECT_DOUBLE_EQ(t.fabric.ringLoad, 1);
+    EXPECT_GT(t.fabric.treeLoad, 1);
+    EXPECT_EQ(t.fabric.nics, 4);
+  }
+  // The same ranks in plain order, as without rails: each hop between nodes
+  // changes rail (local index 3 to 0), and leaves its rail switch.
+  Fabric f;
+  std::string why;
+  ASSERT_TRUE(weft::topo::parseFabric(R"({"node_gbit": 100, "rails": 4, "leaves": [{"name": "a",
+      "oversubscription": 2, "nodes": ["n0", "n1", "n2", "n3"]}]})",
+                                      &f, &why));
+  std::vector<int> leaf(16, 0), rail, node;
+  for (int r = 0; r < 16; ++r) rail.push_back(r % 4), node.push_back(r / 4);
+  weft::FabricShape plain = weft::fabricShape(f, leaf, {0, 0, 0, 0}, rail, node);
+  EXPECT_DOUBLE_EQ(plain.ringLoad, 2);  // 4 crossings on an uplink of half the 4 NIC links
 }
 
 }  // namespace

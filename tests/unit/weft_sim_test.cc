@@ -102,6 +102,30 @@ TEST(WeftSim, FabricAwareRingBeatsBlindWhereUplinksAreThin) {
   }
 }
 
+// Rails: 4 nodes of 4 ranks, 4 NICs each, rail switches at 4:1. weft's
+// ring changes node only between equal local indices, so it stays on the rail
+// switches; the blind ring's hops between nodes change rail and share the
+// thin uplinks (4 crossings on a quarter of the NICs' rate).
+TEST(WeftSim, RailAlignedRingStaysOffTheSpine) {
+  auto railed = [](bool blind) {
+    Cluster c;
+    c.nranks = 16;
+    c.ppn = 4;
+    c.fabric = syntheticFabric(1, 4, 0, 8, 4, 1, 4);
+    c.fabric.leaves[0].uplinkGbit = 8;  // one NIC's rate: 4:1 per rail switch
+    c.leafOfNode = placeNodes(c.fabric, 4, false);
+    c.blind = blind;
+    return c;
+  };
+  const size_t bytes = 16 << 20;
+  const double aware = simulate(railed(false), true, bytes, weft::AlgoId::kRing);
+  const double blind = simulate(railed(true), true, bytes, weft::AlgoId::kRing);
+  EXPECT_GT(blind / aware, 2.5) << "aware " << aware << " us, blind " << blind << " us";
+  // On the rail switches alone, every NIC moves at its full rate: a ring of
+  // 16 moves 2 x 15/16 of the buffer over each hop between nodes.
+  EXPECT_NEAR(aware, 2.0 * 15 / 16 * bytes / 1e3, 0.1 * 2.0 * 15 / 16 * bytes / 1e3);
+}
+
 TEST(WeftSim, AStragglerDelaysTheRingByItsLateness) {
   Cluster c = cluster(8, 1, 2, 1, false, false);
   const double onTime = simulate(c, true, 1 << 20, weft::AlgoId::kRing);

@@ -25,20 +25,23 @@ std::vector<int> placeNodes(const topo::Fabric& fabric, int nodes, bool cyclic) 
 }
 
 topo::Fabric syntheticFabric(int leaves, int nodesPerLeaf, int leavesPerPod, double nodeGbit,
-                             double leafOver, double podOver) {
+                             double leafOver, double podOver, int rails) {
   topo::Fabric f;
   f.nodeGbit = nodeGbit;
+  f.rails = rails;
   const int perPod = leavesPerPod > 0 ? leavesPerPod : leaves;
   const int pods = (leaves + perPod - 1) / perPod;
   for (int p = 0; p < pods; ++p) {
     double podNodes = static_cast<double>(std::min(perPod, leaves - p * perPod)) * nodesPerLeaf;
-    f.pods.push_back({"pod" + std::to_string(p), pods > 1 ? podNodes * nodeGbit / podOver : 0});
+    f.pods.push_back(
+        {"pod" + std::to_string(p), pods > 1 ? podNodes * rails * nodeGbit / podOver : 0});
   }
   for (int l = 0; l < leaves; ++l) {
     topo::FabricLeaf leaf;
     leaf.name = "leaf" + std::to_string(l);
     leaf.pod = l / perPod;
-    leaf.uplinkGbit = leaves > 1 ? nodesPerLeaf * nodeGbit / leafOver : 0;
+    // Rail switches of one leaf meet only above it: they have uplinks even alone.
+    leaf.uplinkGbit = leaves > 1 || rails > 1 ? nodesPerLeaf * nodeGbit / leafOver : 0;
     for (int k = 0; k < nodesPerLeaf; ++k)
       leaf.nodes.push_back("node" + std::to_string(l * nodesPerLeaf + k));
     f.leaves.push_back(leaf);
@@ -57,22 +60,27 @@ Network::Network(const Cluster& c) : c_(c) {
     double slow = n < static_cast<int>(c.nodeSlowdown.size()) ? c.nodeSlowdown[n] : 1;
     return c.fabric.nodeGbit / 8 / slow * c.efficiency;
   };
-  nodeUp_ = numLinks();
-  for (int n = 0; n < N; ++n) add("node" + std::to_string(n) + ".up", nodeRate(n));
-  nodeDown_ = numLinks();
-  for (int n = 0; n < N; ++n) add("node" + std::to_string(n) + ".down", nodeRate(n));
+  // Node links node by node, a NIC's each (rails); leaf uplinks leaf by
+  // leaf, a rail switch's each, spine by spine.
+  const int R = std::max(1, c.fabric.rails);
+  auto nic = [&](int r) { return R > 1 ? ".nic" + std::to_string(r) : std::string(); };
+  for (int way = 0; way < 2; ++way) {
+    (way == 0 ? nodeUp_ : nodeDown_) = numLinks();
+    for (int n = 0; n < N; ++n)
+      for (int r = 0; r < R; ++r)
+        add("node" + std::to_string(n) + nic(r) + (way == 0 ? ".up" : ".down"), nodeRate(n));
+  }
   const int L = static_cast<int>(c.fabric.leaves.size()), S = std::max(1, c.spines);
   auto uplink = [&](double gbit) { return gbit > 0 ? gbit / 8 / S * c.efficiency : inf; };
-  leafUp_ = numLinks();
-  for (int l = 0; l < L; ++l)
-    for (int s = 0; s < S; ++s)
-      add(c.fabric.leaves[l].name + ".up" + std::to_string(s),
-          uplink(c.fabric.leaves[l].uplinkGbit));
-  leafDown_ = numLinks();
-  for (int l = 0; l < L; ++l)
-    for (int s = 0; s < S; ++s)
-      add(c.fabric.leaves[l].name + ".down" + std::to_string(s),
-          uplink(c.fabric.leaves[l].uplinkGbit));
+  auto rail = [&](int r) { return R > 1 ? ".rail" + std::to_string(r) : std::string(); };
+  for (int way = 0; way < 2; ++way) {
+    (way == 0 ? leafUp_ : leafDown_) = numLinks();
+    for (int l = 0; l < L; ++l)
+      for (int r = 0; r < R; ++r)
+        for (int s = 0; s < S; ++s)
+          add(c.fabric.leaves[l].name + rail(r) + (way == 0 ? ".up" : ".down") + std::to_string(s),
+              uplink(c.fabric.leaves[l].uplinkGbit));
+  }
   const int P = static_cast<int>(c.fabric.pods.size());
   podUp_ = numLinks();
   for (int p = 0; p < P; ++p)
@@ -100,10 +108,11 @@ void Network::route(const Flow& f, std::vector<int>* links, double* latencyUs) c
     return;
   }
   const topo::Fabric& fab = c_.fabric;
-  links->push_back(nodeUp_ + a);
+  const int R = std::max(1, fab.rails), ra = c_.railOf(f.src), rb = c_.railOf(f.dst);
+  links->push_back(nodeUp_ + a * R + ra);
   const int la = c_.leafOfNode[a], lb = c_.leafOfNode[b];
   *latencyUs = fab.leafHopUs;
-  if (la != lb) {
+  if (la != lb || ra != rb) {
     // ECMP: the flow's 5-tuple picks one spine; both ends hash alike.
     const int S = std::max(1, c_.spines);
     uint64_t h = (static_cast<uint64_t>(f.src) * 0x9E3779B97F4A7C15ull) ^
@@ -111,8 +120,8 @@ void Network::route(const Flow& f, std::vector<int>* links, double* latencyUs) c
                  static_cast<uint64_t>(f.stream) * 0x165667B19E3779F9ull;
     h ^= h >> 29;
     const int s = static_cast<int>(h % static_cast<uint64_t>(S));
-    links->push_back(leafUp_ + la * S + s);
-    links->push_back(leafDown_ + lb * S + s);
+    links->push_back(leafUp_ + (la * R + ra) * S + s);
+    links->push_back(leafDown_ + (lb * R + rb) * S + s);
     *latencyUs += fab.spineHopUs;
     const int pa = fab.leaves[la].pod, pb = fab.leaves[lb].pod;
     if (pa != pb) {
@@ -121,7 +130,7 @@ void Network::route(const Flow& f, std::vector<int>* links, double* latencyUs) c
       *latencyUs += fab.coreHopUs;
     }
   }
-  links->push_back(nodeDown_ + b);
+  links->push_back(nodeDown_ + b * R + rb);
 }
 
 std::vector<double> Network::fairRates(const std::vector<Flow>& flows) const {

@@ -1,6 +1,8 @@
 // The modelled cluster of weft-sim: ranks on nodes, nodes on the leaves and
 // pods of a fabric description (topo/fabric.h), and the links a flow
-// crosses. Each node has one link to its leaf (node_gbit, each way); ranks of
+// crosses. Each node has one link to its leaf (node_gbit, each way), or on a
+// rail-optimised fabric one per NIC, to its leaf's switch of that rail (a
+// hop between nodes on different rails then goes up through the spine); ranks of
 // one node reach each other over an intra-node link of their own (NVLink or
 // shared memory: intraGBps each way per rank). A leaf's uplink is split over
 // `spines` parallel links and a flow between leaves is hashed onto one (ECMP),
@@ -31,6 +33,7 @@ struct Cluster {
   std::vector<double> lateUs;  // [rank] when it enters the call (stragglers; exact mode)
 
   int nodeOf(int rank) const { return rank / ppn; }
+  int railOf(int rank) const { return fabric.railOf(rank % ppn, ppn); }
   int nnodes() const { return (nranks + ppn - 1) / ppn; }
 };
 
@@ -41,9 +44,10 @@ std::vector<int> placeNodes(const topo::Fabric& fabric, int nodes, bool cyclic);
 
 // A synthetic fabric: `leaves` leaves (in pods of `leavesPerPod`, 0 = one
 // pod) of `nodesPerLeaf` nodes each, node links `nodeGbit`, leaf uplinks
-// oversubscribed `leafOver`:1 and pod uplinks `podOver`:1.
+// oversubscribed `leafOver`:1 and pod uplinks `podOver`:1. With `rails` > 1,
+// every node has that many NICs of `nodeGbit`, each leaf a switch per rail.
 topo::Fabric syntheticFabric(int leaves, int nodesPerLeaf, int leavesPerPod, double nodeGbit,
-                             double leafOver, double podOver);
+                             double leafOver, double podOver, int rails = 1);
 
 struct Flow {
   int src = 0, dst = 0, stream = 0;

@@ -30,7 +30,8 @@ const char kUsage[] =
     "         [--algo auto|all|ring|tree|hier|hier-tree|hier-leaf|rd|rhd|direct]\n"
     "         [--mode exact|phase]\n"
     "         [--fabric FILE | --leaves L --nodes-per-leaf K [--leaves-per-pod M]\n"
-    "          [--node-gbit G] [--oversub X] [--pod-oversub Y]] [--leaf-placement fill|cyclic]\n"
+    "          [--node-gbit G] [--oversub X] [--pod-oversub Y] [--rails R]]\n"
+    "         [--leaf-placement fill|cyclic]\n"
     "         [--fabric-blind] [--spines S] [--intra-gbps B] [--intra-us U] [--message-us O]\n"
     "         [--slow-node NODE:FACTOR] [--straggler RANK:US] [--efficiency E] [--json FILE]\n"
     "  Sizes as the perf tools count them (allgather: the gathered total).\n";
@@ -41,7 +42,7 @@ struct Options {
   size_t minBytes = 1 << 20, maxBytes = 1 << 20;
   int factor = 2;
   std::string algo = "auto", mode = "exact", fabricFile, json;
-  int leaves = 1, nodesPerLeaf = 0, leavesPerPod = 0, spines = 1;
+  int leaves = 1, nodesPerLeaf = 0, leavesPerPod = 0, spines = 1, rails = 1;
   double nodeGbit = 400, oversub = 1, podOversub = 1, intraGBps = 150, intraUs = 1;
   double messageUs = Tuner::kPerMessageUs;
   double efficiency = 1;
@@ -92,6 +93,8 @@ bool parseArgs(int argc, char** argv, Options* o) {
       o->oversub = std::atof(v);
     else if (a == "--pod-oversub")
       o->podOversub = std::atof(v);
+    else if (a == "--rails")
+      o->rails = std::atoi(v);
     else if (a == "--leaf-placement")
       o->cyclic = std::strcmp(v, "cyclic") == 0;
     else if (a == "--fabric-blind")
@@ -124,8 +127,8 @@ bool parseArgs(int argc, char** argv, Options* o) {
   }
   return o->ranks >= 2 && o->ppn >= 1 && o->ranks % o->ppn == 0 && o->factor >= 2 &&
          o->minBytes >= 4 && o->maxBytes >= o->minBytes && o->oversub > 0 && o->podOversub > 0 &&
-         o->spines >= 1 && o->efficiency > 0 && o->efficiency <= 1 &&
-         (o->mode == "exact" || o->mode == "phase");
+         o->rails >= 1 && o->rails <= 64 && o->spines >= 1 && o->efficiency > 0 &&
+         o->efficiency <= 1 && (o->mode == "exact" || o->mode == "phase");
 }
 
 std::vector<AlgoId> algosOf(const Options& o, std::string* why) {
@@ -170,8 +173,8 @@ bool makeCluster(const Options& o, Cluster* c, std::string* why) {
       *why = "--leaves x --nodes-per-leaf holds fewer nodes than the ranks need";
       return false;
     }
-    c->fabric =
-        syntheticFabric(o.leaves, perLeaf, o.leavesPerPod, o.nodeGbit, o.oversub, o.podOversub);
+    c->fabric = syntheticFabric(o.leaves, perLeaf, o.leavesPerPod, o.nodeGbit, o.oversub,
+                                o.podOversub, o.rails);
   }
   c->leafOfNode = placeNodes(c->fabric, nodes, o.cyclic);
   c->nodeSlowdown.assign(nodes, 1);
