@@ -62,7 +62,8 @@ std::vector<int> keyedOrder(const std::vector<std::vector<int>>& nodeRanks,
 // alternate direction (enter at 0 and leave at L-1, then the reverse); an odd
 // number of nodes cannot alternate all the way round, so there the first
 // node enters at 1 and the last leaves at 1 (with L >= 3; with L = 2 one hop
-// changes rail).
+// changes rail). The GPUs' topology keys are not used: on such machines each
+// GPU has its own NIC beside it, and their links inside the node are alike.
 std::vector<int> railAlignedOrder(const std::vector<std::vector<int>>& nodeRanks) {
   const int N = static_cast<int>(nodeRanks.size());
   const int L = static_cast<int>(nodeRanks[0].size());

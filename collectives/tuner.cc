@@ -116,7 +116,8 @@ double Tuner::hierAllReduceUs(AlgoId algo, size_t bytes, size_t* chunk) const {
   *chunk = chunkFor(static_cast<size_t>(part / N));
   double across;
   if (algo == AlgoId::kHierRing) {
-    // L rings share the node link: each sees L times its per-byte time.
+    // L rings share the node link (with rails, L / rails share each NIC): each
+    // sees that many times its per-byte time.
     across = pipeline(2.0 * (N - 1), 2.0 * (N - 1) * ae, part / N, *chunk,
                       nodeShare() * be * topo_->fabric.ringLoad * sharedLinkPenalty(part / N), o) +
              (N - 1.0) / N * part * r;
