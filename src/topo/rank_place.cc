@@ -75,7 +75,17 @@ weftResult_t gatherRankPlaces(Bootstrap& bs, std::vector<RankPlace>* places, top
                    readCpuShare(),
                    leaf,
                    leaf >= 0 ? fabric->hash : 0};
-  if (n > 1) WEFT_CHECK(bs.allgather(places->data(), sizeof(RankPlace)));
+  if (n > 1) {
+    weftResult_t gathered = bs.allgather(places->data(), sizeof(RankPlace));
+    // Where this rank could not use WEFT_FABRIC, its own reason is what its
+    // caller needs, even when the gathering was cut short by another rank
+    // failing on the same file first.
+    if (gathered != weftSuccess && (leaf == kFabricUnreadable || leaf == kFabricNotListed)) {
+      *fabric = topo::Fabric();
+      return setError(weftInvalidArgument, "rank %d: %s", me, why.c_str());
+    }
+    WEFT_CHECK(gathered);
+  }
   weftResult_t r = checkFabricAgreement(*places, me, why);
   if (r != weftSuccess) *fabric = topo::Fabric();
   return r;
