@@ -250,6 +250,11 @@ weftResult_t PlanRunner::run() {
     st_[f].total = plan_.numItems(f);
     if (st_[f].total > 0) ++remaining_;
   }
+  // Every channel of the plan before any byte moves: a transport that opens
+  // connections on first use (TCP's lanes) may wait there for its peer, which
+  // must not be waiting on data this rank holds back meanwhile.
+  for (int f = 0; f < nflows_; ++f)
+    if (st_[f].total > 0) (void)plan_.channel(f);
   while (remaining_ > 0) {
     bool progressed = false;
     WEFT_CHECK(movePass(&progressed));

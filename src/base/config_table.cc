@@ -36,8 +36,9 @@ const ConfigVar kConfigVars[] = {
      ConfigType::kSize, 1, 16, "1 to 16"},
     {"WEFT_SOCKET_PER_DIRECTION", "64K",
      "Smallest collective (bytes per rank) whose data goes over TCP on connections of its own "
-     "per direction (WEFT_SOCKET_LANES each), so a rank's sends never delay its receives; "
-     "smaller calls, point-to-point calls and call headers share one more connection, where "
+     "per direction (WEFT_SOCKET_LANES each; opened with a peer on the first such call that "
+     "moves data with it), so a rank's sends never delay its receives; smaller calls, "
+     "point-to-point calls and call headers share one more connection, where "
      "replies carry the ACKs. 0: the shared connection only.",
      ConfigType::kSize, 0, kNoLimit, "0 (off) or a size"},
     {"WEFT_SOCKET_LANES", "2",

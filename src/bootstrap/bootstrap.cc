@@ -210,7 +210,7 @@ weftResult_t Bootstrap::connectPeer(int peer, uint32_t tag, int* fd) {
   return r;
 }
 
-weftResult_t Bootstrap::acceptPeer(int peer, uint32_t tag, int* fd) {
+weftResult_t Bootstrap::acceptPeer(int peer, uint32_t tag, int* fd, int watchFd) {
   auto key = std::make_pair(peer, tag);
   Deadline deadline = Deadline::fromConfig();
   std::vector<std::pair<int, Hello>> ready;
@@ -228,6 +228,14 @@ weftResult_t Bootstrap::acceptPeer(int peer, uint32_t tag, int* fd) {
       return setError(weftTimeout,
                       "rank %d: %s never connected (tag %u) within %.0f s (WEFT_TIMEOUT)", rank_,
                       peerName(peer).c_str(), tag, deadline.seconds());
+    // POLLRDHUP alone: data waiting on the watched connection must not wake us.
+    pollfd watch{watchFd, POLLRDHUP, 0};
+    if (watchFd >= 0 && ::poll(&watch, 1, 0) > 0 &&
+        (watch.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0)
+      return setError(weftRemoteError,
+                      "rank %d: %s closed its connection while this rank waited for it to "
+                      "connect (process exited, or its communicator failed)",
+                      rank_, peerName(peer).c_str());
     ready.clear();
     if (!gate_) gate_ = std::make_unique<HelloGate>(listenFd_);
     WEFT_CHECK(gate_->poll(deadline.remainingMs(100), &ready));

@@ -50,9 +50,11 @@ class Bootstrap {
 
   // Authenticated connection to/from `peer` for purpose `tag`; both sides must
   // agree on the tag. Connections that arrive for another (peer, tag) are kept
-  // until asked for; ones without the secret are dropped.
+  // until asked for; ones without the secret are dropped. `watchFd` (an open
+  // connection to `peer`, or -1): the accept fails as soon as it closes, so a
+  // wait for a peer that died or broke its communicator ends at once.
   weftResult_t connectPeer(int peer, uint32_t tag, int* fd);
-  weftResult_t acceptPeer(int peer, uint32_t tag, int* fd);
+  weftResult_t acceptPeer(int peer, uint32_t tag, int* fd, int watchFd = -1);
 
   // Wakes anything blocked in this bootstrap (used by abort).
   void shutdownAll();

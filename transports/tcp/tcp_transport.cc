@@ -102,49 +102,104 @@ weftResult_t TcpChannel::tryPeek(void* data, size_t bytes, size_t* got) {
 }
 
 TcpTransport::~TcpTransport() {
+  const int perPeer = nstreams_ * ways_;
   for (auto& per : fds_)
-    for (int& fd : per) {
+    for (int i = 0; per && i < perPeer; ++i) {
+      int fd = per[i].exchange(-1);
       keepInForkedChildren(fd);  // before the close: the number may be reused
       closeFd(&fd);
     }
 }
 
 void TcpTransport::shutdownAll() {
+  const int perPeer = nstreams_ * ways_;
   for (auto& per : fds_)
-    for (int fd : per)
+    for (int i = 0; per && i < perPeer; ++i) {
+      const int fd = per[i].load();
       if (fd >= 0) shutdown(fd, SHUT_RDWR);
+    }
+}
+
+int TcpTransport::openConnections() const {
+  int open = 0;
+  const int perPeer = nstreams_ * ways_;
+  for (const auto& per : fds_)
+    for (int i = 0; per && i < perPeer; ++i) open += per[i].load() >= 0;
+  return open;
+}
+
+namespace {
+
+// A peer's bulk channel whose lanes could not be opened: every move fails
+// with the reason, as a broken connection's would.
+class FailedChannel : public Channel {
+ public:
+  FailedChannel(std::string peer, std::string why) : peer_(std::move(peer)), why_(std::move(why)) {}
+  weftResult_t trySend(const void*, size_t, size_t* moved) override { return fail(moved); }
+  weftResult_t tryRecv(void*, size_t, size_t* moved) override { return fail(moved); }
+  weftResult_t tryPeek(void*, size_t, size_t* got) override { return fail(got); }
+  ChannelWake wake() const override { return {ChannelWake::Via::kRetry, -1}; }
+  const std::string& peerName() const override { return peer_; }
+
+ private:
+  weftResult_t fail(size_t* moved) const {
+    *moved = 0;
+    return setError(weftRemoteError, "%s", why_.c_str());
+  }
+  std::string peer_, why_;
+};
+
+}  // namespace
+
+weftResult_t TcpTransport::tune(int fd) {
+  CongestionOutcome got;
+  return applyCongestion(fd, congestion_, &got);
 }
 
 weftResult_t TcpTransport::connectAll(Bootstrap& bs, const TcpOptions& options) {
   int n = bs.nranks(), me = bs.rank();
   const int nstreams = options.nstreams;
-  const size_t spliceMin = options.spliceMin;
+  bs_ = &bs;
   nstreams_ = nstreams;
   lanes_ = options.perDirection ? std::max(options.lanes, 1) : 0;
   bulkMin_ = options.bulkMin;
+  spliceMin_ = options.spliceMin;
+  congestion_ = options.congestion;
   ways_ = 1 + 2 * lanes_;
   const int perPeer = nstreams * ways_;
-  fds_.assign(n, std::vector<int>(perPeer, -1));
+  fds_.clear();
+  for (int p = 0; p < n; ++p) {
+    fds_.emplace_back(new std::atomic<int>[perPeer]);
+    for (int i = 0; i < perPeer; ++i) fds_[p][i].store(-1);
+  }
+  lanesTried_.assign(n, 0);
+  lanesTried_[me] = 1;
+  // Connection A of each stream now; the lanes on first use (connectLanes).
   // The lower rank of each pair connects, the higher accepts; all connects go
   // first, and they complete against the listener's backlog, so no pair waits
   // on another and the order of peers does not matter. Connection i of a pair
   // has tag base + i on both sides, so both agree which is which.
   for (int p = me + 1; p < n; ++p)
-    for (int i = 0; i < perPeer; ++i)
-      WEFT_CHECK(bs.connectPeer(p, kTagTransportBase + i, &fds_[p][i]));
+    for (int s = 0; s < nstreams; ++s) {
+      int fd = -1;
+      WEFT_CHECK(bs.connectPeer(p, kTagTransportBase + s * ways_, &fd));
+      fds_[p][s * ways_].store(fd);
+    }
   for (int p = 0; p < me; ++p)
-    for (int i = 0; i < perPeer; ++i)
-      WEFT_CHECK(bs.acceptPeer(p, kTagTransportBase + i, &fds_[p][i]));
+    for (int s = 0; s < nstreams; ++s) {
+      int fd = -1;
+      WEFT_CHECK(bs.acceptPeer(p, kTagTransportBase + s * ways_, &fd));
+      fds_[p][s * ways_].store(fd);
+    }
   // A child forked without exec must not keep these open: the peers (and
   // other transports' death watch, on connection A) would not see this
   // process die while the child lives.
-  for (const auto& per : fds_)
-    for (int fd : per) closeInForkedChildren(fd);
   int inside = 0, between = 0;  // connections inside this host, and to other hosts
   std::string insideRuns = "-", betweenRuns = "-";  // what the last of each runs
   for (int p = 0; p < n; ++p)
-    for (int fd : fds_[p]) {
-      if (fd < 0) continue;
+    for (int s = 0; s < nstreams && p != me; ++s) {
+      const int fd = fds_[p][s * ways_].load();
+      closeInForkedChildren(fd);
       CongestionOutcome got;
       WEFT_CHECK(applyCongestion(fd, options.congestion, &got));
       ++(got.sameHost ? inside : between);
@@ -156,31 +211,65 @@ weftResult_t TcpTransport::connectAll(Bootstrap& bs, const TcpOptions& options) 
     const std::string name = bs.peerName(p);
     for (int s = 0; s < nstreams; ++s) {
       Stream& st = streams_[p][s];
-      const int* fd = &fds_[p][s * ways_];
-      st.send[0] = st.send[1] = own(std::make_unique<TcpChannel>(fd[0], name, spliceMin));
-      st.recv[0] = st.recv[1] = own(std::make_unique<TcpChannel>(fd[0], name));
-      if (lanes_ == 0) continue;
-      // Lanes 1..L carry the higher rank's bulk data, L+1..2L the lower rank's.
-      const bool higher = me > p;
-      const int* mine = higher ? fd + 1 : fd + 1 + lanes_;
-      const int* theirs = higher ? fd + 1 + lanes_ : fd + 1;
-      std::vector<Channel*> out, in;
-      for (int l = 0; l < lanes_; ++l) {
-        out.push_back(own(std::make_unique<TcpChannel>(mine[l], name, spliceMin)));
-        in.push_back(own(std::make_unique<TcpChannel>(theirs[l], name)));
-      }
-      st.send[1] = lanes_ == 1 ? out[0] : own(std::make_unique<StripedChannel>(out));
-      st.recv[1] = lanes_ == 1 ? in[0] : own(std::make_unique<StripedChannel>(in));
+      const int fd = fds_[p][s * ways_].load();
+      st.send[0] = st.send[1] = own(std::make_unique<TcpChannel>(fd, name, spliceMin_));
+      st.recv[0] = st.recv[1] = own(std::make_unique<TcpChannel>(fd, name));
     }
   }
-  WEFT_INFO(NET, "rank %d: TCP mesh up, %d stream(s) per peer, %d connection(s) each", me, nstreams,
-            ways_);
+  WEFT_INFO(NET,
+            "rank %d: TCP mesh up, %d stream(s) per peer, connection A now, %d lane(s) each way "
+            "on a peer's first large call",
+            me, nstreams, lanes_);
   WEFT_INFO(NET,
             "rank %d: TCP congestion control (WEFT_SOCKET_CONGESTION=%s): %d connection(s) "
             "inside this host on %s, %d to other hosts on %s",
             me, options.congestion.c_str(), inside, insideRuns.c_str(), between,
             betweenRuns.c_str());
   return weftSuccess;
+}
+
+void TcpTransport::connectLanes(int peer) {
+  lanesTried_[peer] = 1;
+  if (lanes_ == 0) return;
+  const int me = bs_->rank();
+  const std::string name = bs_->peerName(peer);
+  weftResult_t r = weftSuccess;
+  for (int s = 0; s < nstreams_ && r == weftSuccess; ++s)
+    for (int i = s * ways_ + 1; i < (s + 1) * ways_ && r == weftSuccess; ++i) {
+      int fd = -1;
+      const uint32_t tag = kTagTransportBase + static_cast<uint32_t>(i);
+      r = me < peer ? bs_->connectPeer(peer, tag, &fd)
+                    : bs_->acceptPeer(peer, tag, &fd, socketFd(peer, s));
+      if (r == weftSuccess) r = tune(fd);
+      closeInForkedChildren(fd);
+      fds_[peer][i].store(fd);
+    }
+  if (r != weftSuccess) {
+    const std::string why = "opening the large-call connections to " + name + ": " + lastError();
+    for (int s = 0; s < nstreams_; ++s) {
+      Channel* failed = own(std::make_unique<FailedChannel>(name, why));
+      streams_[peer][s].send[1] = streams_[peer][s].recv[1] = failed;
+    }
+    return;
+  }
+  for (int s = 0; s < nstreams_; ++s) {
+    Stream& st = streams_[peer][s];
+    const int base = s * ways_;
+    // Lanes 1..L carry the higher rank's bulk data, L+1..2L the lower rank's.
+    const bool higher = me > peer;
+    const int mine = higher ? base + 1 : base + 1 + lanes_;
+    const int theirs = higher ? base + 1 + lanes_ : base + 1;
+    std::vector<Channel*> out, in;
+    for (int l = 0; l < lanes_; ++l) {
+      out.push_back(
+          own(std::make_unique<TcpChannel>(fds_[peer][mine + l].load(), name, spliceMin_)));
+      in.push_back(own(std::make_unique<TcpChannel>(fds_[peer][theirs + l].load(), name)));
+    }
+    st.send[1] = lanes_ == 1 ? out[0] : own(std::make_unique<StripedChannel>(out));
+    st.recv[1] = lanes_ == 1 ? in[0] : own(std::make_unique<StripedChannel>(in));
+  }
+  WEFT_INFO(NET, "rank %d: TCP lanes to %s open (%d per direction per stream)", me, name.c_str(),
+            lanes_);
 }
 
 weftResult_t setUpTcpTransport(TransportSetup& setup, std::unique_ptr<Transport>* made) {

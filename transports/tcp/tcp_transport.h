@@ -15,6 +15,15 @@
 // calls and every call header stay on A, so ranks that disagree on a call's
 // size still meet on one byte stream and see the mismatch.
 // WEFT_SOCKET_PER_DIRECTION=0 opens A only.
+// Connections A are made at init (every peer: call headers, small calls and
+// the death watch of every transport); a peer's B and C lanes on the first
+// large call that uses that peer, so a rank holds lanes only to the peers its
+// algorithms move bulk data with (a ring's two neighbours, not all n). Why
+// that is safe: both ends of every bulk flow are in the same call, and the
+// flow engine asks for all of a plan's channels before it moves any byte
+// (flow_engine.cc), so the lower rank connects and the higher one accepts
+// there, with no data of that plan waiting on either: a rank waits only on a
+// lower one, which never waits on it.
 // Chunks are striped over the streams by the executor for bandwidth. The
 // kernel's send-buffer autotuning is left alone (fixing SO_SNDBUF is what
 // makes Gloo stall on delayed ACKs).
@@ -22,6 +31,7 @@
 // Connections inside one host run Reno by default (tcp_congestion.h).
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -98,7 +108,9 @@ class TcpTransport : public ChannelTable, public Transport {
   void setBulk(bool bulk) { bulk_ = bulk && lanes_ > 0; }
   // Connection A of `peer` and `stream`: other transports watch it for the
   // peer's end of file (its death).
-  int socketFd(int peer, int stream) const { return fds_[peer][stream * ways_]; }
+  int socketFd(int peer, int stream) const { return fds_[peer][stream * ways_].load(); }
+  // Connections open now (A to every peer, lanes to those used in bulk).
+  int openConnections() const;
   // Unblocks every pending operation with an error (abort).
   void shutdownAll();
 
@@ -110,10 +122,16 @@ class TcpTransport : public ChannelTable, public Transport {
     Channel* send[2] = {nullptr, nullptr};  // [bulk]
     Channel* recv[2] = {nullptr, nullptr};
   };
-  Channel* channelFor(int peer, int stream, bool bulk, int dir) const {
+  Channel* channelFor(int peer, int stream, bool bulk, int dir) {
+    if (bulk && !lanesTried_[peer]) connectLanes(peer);
     const Stream& st = streams_[peer][stream];
     return dir == 0 ? st.send[bulk] : st.recv[bulk];
   }
+  // Opens the B and C lanes of every stream to `peer` (lower rank connects);
+  // on failure the peer's bulk channels fail every move with the reason.
+  void connectLanes(int peer);
+  // Sets the congestion control of a new connection; counts it.
+  weftResult_t tune(int fd);
   Channel* own(std::unique_ptr<Channel> ch) {
     owned_.push_back(std::move(ch));
     return owned_.back().get();
@@ -123,7 +141,13 @@ class TcpTransport : public ChannelTable, public Transport {
   int ways_ = 1;   // connections per stream: A, then B's lanes, then C's
   bool bulk_ = false;
   size_t bulkMin_ = 0;
-  std::vector<std::vector<int>> fds_;  // [peer][stream * ways_ + (0: A, 1..L: B, L+1..2L: C)]
+  size_t spliceMin_ = 0;
+  std::string congestion_;
+  Bootstrap* bs_ = nullptr;  // outlives this transport (the communicator's)
+  // [peer][stream * ways_ + (0: A, 1..L: B, L+1..2L: C)]; atomic because
+  // shutdownAll (abort, from any thread) reads them while lanes are opened.
+  std::vector<std::unique_ptr<std::atomic<int>[]>> fds_;
+  std::vector<char> lanesTried_;  // [peer]: connectLanes ran (the calls' thread only)
   std::vector<std::vector<Stream>> streams_;
   std::vector<std::unique_ptr<Channel>> owned_;
 };
