@@ -250,11 +250,12 @@ weftResult_t PlanRunner::run() {
     st_[f].total = plan_.numItems(f);
     if (st_[f].total > 0) ++remaining_;
   }
-  // Every channel of the plan before any byte moves: a transport that opens
-  // connections on first use (TCP's lanes) may wait there for its peer, which
-  // must not be waiting on data this rank holds back meanwhile.
-  for (int f = 0; f < nflows_; ++f)
-    if (st_[f].total > 0) (void)plan_.channel(f);
+  // Every channel of the plan ready before any byte moves (Channel::prepare).
+  for (int f = 0; f < nflows_; ++f) {
+    if (st_[f].total == 0) continue;
+    weftResult_t r = plan_.channel(f)->prepare();
+    if (r != weftSuccess) return channelFailed(r);
+  }
   while (remaining_ > 0) {
     bool progressed = false;
     WEFT_CHECK(movePass(&progressed));

@@ -61,6 +61,12 @@ class Channel {
   // One-sided writes ordered with this channel's bytes, where the transport
   // has them (verbs: transports/rdma_memory.h); nullptr elsewhere.
   virtual RemoteWrites* remoteWrites() { return nullptr; }
+  // Makes the channel ready to move, which may wait for the peer to do the
+  // same (TCP opens a peer's large-call connections on first use). The flow
+  // engine calls it for every channel of a plan before it moves any byte of
+  // that plan, after the call headers went out, so no peer waits on data
+  // held back meanwhile. A failure is weftRemoteError naming the peer.
+  virtual weftResult_t prepare() { return weftSuccess; }
 };
 
 // Which channel reaches which peer: what a transport hands the collectives.

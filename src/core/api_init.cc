@@ -159,8 +159,11 @@ weftResult_t initSteps(weftComm* c, int nranks, const UniqueIdBody& id, int rank
   logSetRank(rank);
   WEFT_CHECK(readCommConfig(&c->config));
   const std::string who = "a rank of a " + std::to_string(nranks) + "-rank job";
+  // Init opens connection A to every peer; lanes come with large calls, to
+  // the peers they use (room for all of them if the hard limit allows).
+  const size_t atInit = meshSockets(nranks, c->config.nstreams, 0);
   const size_t mesh = meshSockets(nranks, c->config.nstreams, c->config.bulkLanes());
-  WEFT_CHECK(ensureFdRoom(mesh, mesh + kFdsBesideMesh, who.c_str()));
+  WEFT_CHECK(ensureFdRoom(atInit, mesh + kFdsBesideMesh, who.c_str()));
   c->bootstrap = std::make_unique<Bootstrap>();
   WEFT_CHECK(c->bootstrap->init(id, rank, nranks, &c->aborted));
   WEFT_CHECK(checkJobWideConfig(*c->bootstrap));  // first: later steps depend on them
@@ -341,10 +344,11 @@ extern "C" weftResult_t weftCommInitAll(weftComm_t* comms, int ndev, const int* 
   CommConfig config;
   WEFT_CHECK(readCommConfig(&config));
   const std::string who = "weftCommInitAll of " + std::to_string(ndev) + " ranks";
+  const size_t atInit = static_cast<size_t>(ndev) * meshSockets(ndev, config.nstreams, 0);
   const size_t mesh =
       static_cast<size_t>(ndev) * meshSockets(ndev, config.nstreams, config.bulkLanes());
   WEFT_CHECK(
-      ensureFdRoom(mesh, mesh + static_cast<size_t>(ndev) * (kFdsBesideMesh + 1), who.c_str()));
+      ensureFdRoom(atInit, mesh + static_cast<size_t>(ndev) * (kFdsBesideMesh + 1), who.c_str()));
   weftUniqueId id;
   WEFT_CHECK(weftGetUniqueId(&id));
   std::vector<weftResult_t> results(ndev, weftSuccess);

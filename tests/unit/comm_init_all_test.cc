@@ -85,23 +85,26 @@ TEST(CommInitAll, OneRank) {
 
 // Three ranks over TCP (shared memory off), once per socket layout: each must
 // give right results, and the mesh must hold the sockets the layout promises:
-// per peer and stream, WEFT_SOCKET_LANES per direction besides the shared one
-// unless WEFT_SOCKET_PER_DIRECTION is 0. With 64K, calls of 4 B-4 KiB per rank
-// share one connection and those of 1.2 MiB go striped over the lanes; with 1,
+// per peer and stream, the shared one from init, and WEFT_SOCKET_LANES per
+// direction once large calls have used the peer, unless
+// WEFT_SOCKET_PER_DIRECTION is 0. With 64K, calls of 4 B-4 KiB per rank share
+// one connection and those of 1.2 MiB go striped over the lanes; with 1,
 // every call goes over the lanes. Counted as this process's new descriptors
-// during init, so the bootstrap's own (the same in every layout) cancel out.
+// since before init, so the bootstrap's own (the same in every layout) cancel out.
 TEST(CommInitAll, TcpStreamsHaveLanesPerDirectionUnlessTurnedOff) {
   struct Layout {
     const char* perDirection;
     const char* nstreams;
     const char* lanes;
-    long meshPerRank;  // sockets to the 2 peers
+    long atInit;  // sockets to the 2 peers after init: connection A per stream
+    long inUse;   // and once the calls ran: the lanes too (both peers are ring neighbours)
   };
-  const Layout layouts[] = {{"64K", "1", "2", 10}, {"0", "1", "2", 2},   {"1", "2", "2", 20},
-                            {"0", "3", "4", 6},    {"64K", "1", "1", 6}, {"1", "1", "3", 14}};
+  const Layout layouts[] = {{"64K", "1", "2", 2, 10}, {"0", "1", "2", 2, 2},
+                            {"1", "2", "2", 4, 20},   {"0", "3", "4", 6, 6},
+                            {"64K", "1", "1", 2, 6},  {"1", "1", "3", 2, 14}};
   constexpr int kLayouts = sizeof(layouts) / sizeof(layouts[0]);
   setenv("WEFT_SHM_DISABLE", "1", 1);
-  long opened[kLayouts] = {};
+  long opened[kLayouts] = {}, used[kLayouts] = {};
   for (int l = 0; l < kLayouts; ++l) {
     setenv("WEFT_SOCKET_PER_DIRECTION", layouts[l].perDirection, 1);
     setenv("WEFT_SOCKET_NSTREAMS", layouts[l].nstreams, 1);
@@ -115,6 +118,7 @@ TEST(CommInitAll, TcpStreamsHaveLanesPerDirectionUnlessTurnedOff) {
     for (int r = 0; r < kRanks; ++r)
       threads.emplace_back([&, r] { errors[r] = runRank(comms[r]); });
     for (auto& t : threads) t.join();
+    used[l] = static_cast<long>(weft::openFdCount()) - before;
     for (int r = 0; r < kRanks; ++r) {
       EXPECT_EQ(errors[r], "") << "layout " << l << " rank " << r;
       EXPECT_EQ(weftCommDestroy(comms[r]), weftSuccess) << weftGetLastError(nullptr);
@@ -125,9 +129,12 @@ TEST(CommInitAll, TcpStreamsHaveLanesPerDirectionUnlessTurnedOff) {
   unsetenv("WEFT_SOCKET_LANES");
   unsetenv("WEFT_SHM_DISABLE");
   // Each process-wide socket of the mesh is one descriptor: both ends live here.
-  for (int l = 1; l < kLayouts; ++l)
-    EXPECT_EQ(opened[l] - opened[0], kRanks * (layouts[l].meshPerRank - layouts[0].meshPerRank))
-        << "layout " << l << ": " << opened[l] << " descriptors against " << opened[0];
+  for (int l = 1; l < kLayouts; ++l) {
+    EXPECT_EQ(opened[l] - opened[0], kRanks * (layouts[l].atInit - layouts[0].atInit))
+        << "layout " << l << ": " << opened[l] << " descriptors after init against " << opened[0];
+    EXPECT_EQ(used[l] - used[0], kRanks * (layouts[l].inUse - layouts[0].inUse))
+        << "layout " << l << ": " << used[l] << " descriptors in use against " << used[0];
+  }
 }
 
 }  // namespace

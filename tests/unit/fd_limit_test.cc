@@ -52,7 +52,7 @@ TEST(FdLimit, RaisesTheSoftLimitAsFarAsTheHardOne) {
 }
 
 TEST(FdLimit, InitAllOfTwelveRanksUnderALowSoftLimit) {
-  // 12 ranks in one process hold 12 x 11 x 3 mesh sockets, 12 at the root.
+  // 12 ranks in one process hold 12 x 11 mesh sockets after init, 12 at the root.
   if (!setLimits(16, 2000)) GTEST_SKIP() << "cannot read /proc/self/fd or set RLIMIT_NOFILE";
   std::vector<weftComm_t> comms(12, nullptr);
   ASSERT_EQ(weftCommInitAll(comms.data(), 12, nullptr), weftSuccess) << weftGetLastError(nullptr);

@@ -138,6 +138,10 @@ class FailedChannel : public Channel {
   weftResult_t trySend(const void*, size_t, size_t* moved) override { return fail(moved); }
   weftResult_t tryRecv(void*, size_t, size_t* moved) override { return fail(moved); }
   weftResult_t tryPeek(void*, size_t, size_t* got) override { return fail(got); }
+  weftResult_t prepare() override {
+    size_t unused = 0;
+    return fail(&unused);
+  }
   ChannelWake wake() const override { return {ChannelWake::Via::kRetry, -1}; }
   const std::string& peerName() const override { return peer_; }
 
@@ -150,6 +154,51 @@ class FailedChannel : public Channel {
 };
 
 }  // namespace
+
+Channel* TcpTransport::LaneStandIn::lane() const {
+  const Stream& st = t_->streams_[peer_][stream_];
+  return dir_ == 0 ? st.send[1] : st.recv[1];
+}
+
+weftResult_t TcpTransport::LaneStandIn::prepare() {
+  if (!t_->lanesTried_[peer_]) t_->connectLanes(peer_);
+  return lane()->prepare();
+}
+
+// Moves before prepare() (a caller outside the flow engine) open the lanes first.
+weftResult_t TcpTransport::LaneStandIn::trySend(const void* d, size_t n, size_t* moved) {
+  *moved = 0;
+  WEFT_CHECK(prepare());
+  return lane()->trySend(d, n, moved);
+}
+
+weftResult_t TcpTransport::LaneStandIn::trySendStable(const void* d, size_t n, size_t* moved) {
+  *moved = 0;
+  WEFT_CHECK(prepare());
+  return lane()->trySendStable(d, n, moved);
+}
+
+weftResult_t TcpTransport::LaneStandIn::tryRecv(void* d, size_t n, size_t* moved) {
+  *moved = 0;
+  WEFT_CHECK(prepare());
+  return lane()->tryRecv(d, n, moved);
+}
+
+weftResult_t TcpTransport::LaneStandIn::tryPeek(void* d, size_t n, size_t* got) {
+  *got = 0;
+  WEFT_CHECK(prepare());
+  return lane()->tryPeek(d, n, got);
+}
+
+ChannelWake TcpTransport::LaneStandIn::wake() const {
+  return t_->lanesTried_[peer_] ? lane()->wake() : ChannelWake{ChannelWake::Via::kRetry, -1};
+}
+
+weftResult_t TcpTransport::LaneStandIn::checkPeer() const {
+  return t_->lanesTried_[peer_] ? lane()->checkPeer() : weftSuccess;
+}
+
+const std::string& TcpTransport::LaneStandIn::peerName() const { return lane()->peerName(); }
 
 weftResult_t TcpTransport::tune(int fd) {
   CongestionOutcome got;

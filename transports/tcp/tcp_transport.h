@@ -18,12 +18,15 @@
 // Connections A are made at init (every peer: call headers, small calls and
 // the death watch of every transport); a peer's B and C lanes on the first
 // large call that uses that peer, so a rank holds lanes only to the peers its
-// algorithms move bulk data with (a ring's two neighbours, not all n). Why
+// algorithms move bulk data with (a ring's two neighbours, not all n). Until
+// then a large call gets a stand-in channel that opens them in prepare(). Why
 // that is safe: both ends of every bulk flow are in the same call, and the
-// flow engine asks for all of a plan's channels before it moves any byte
-// (flow_engine.cc), so the lower rank connects and the higher one accepts
-// there, with no data of that plan waiting on either: a rank waits only on a
-// lower one, which never waits on it.
+// flow engine prepares all of a plan's channels after the call headers went
+// out and before it moves any byte (Channel::prepare), so the lower rank
+// connects and the higher one accepts there, with no data of that plan
+// waiting on either: a rank waits only on a lower one, which never waits on
+// it. A peer that called something else reads our header and fails, and its
+// closing connection A ends our wait.
 // Chunks are striped over the streams by the executor for bandwidth. The
 // kernel's send-buffer autotuning is left alone (fixing SO_SNDBUF is what
 // makes Gloo stall on delayed ACKs).
@@ -121,15 +124,40 @@ class TcpTransport : public ChannelTable, public Transport {
   struct Stream {
     Channel* send[2] = {nullptr, nullptr};  // [bulk]
     Channel* recv[2] = {nullptr, nullptr};
+    Channel* standIn[2] = {nullptr, nullptr};  // [dir]: until the lanes are open
   };
   Channel* channelFor(int peer, int stream, bool bulk, int dir) {
-    if (bulk && !lanesTried_[peer]) connectLanes(peer);
-    const Stream& st = streams_[peer][stream];
+    Stream& st = streams_[peer][stream];
+    if (bulk && !lanesTried_[peer]) {
+      Channel*& stand = st.standIn[dir];
+      if (stand == nullptr) stand = own(std::make_unique<LaneStandIn>(this, peer, stream, dir));
+      return stand;
+    }
     return dir == 0 ? st.send[bulk] : st.recv[bulk];
   }
   // Opens the B and C lanes of every stream to `peer` (lower rank connects);
   // on failure the peer's bulk channels fail every move with the reason.
   void connectLanes(int peer);
+  // A large call's channel to a peer whose lanes are not open yet: prepare()
+  // opens them; every other call goes to the lane channel then.
+  class LaneStandIn : public Channel {
+   public:
+    LaneStandIn(TcpTransport* t, int peer, int stream, int dir)
+        : t_(t), peer_(peer), stream_(stream), dir_(dir) {}
+    weftResult_t prepare() override;
+    weftResult_t trySend(const void* d, size_t n, size_t* moved) override;
+    weftResult_t trySendStable(const void* d, size_t n, size_t* moved) override;
+    weftResult_t tryRecv(void* d, size_t n, size_t* moved) override;
+    weftResult_t tryPeek(void* d, size_t n, size_t* got) override;
+    ChannelWake wake() const override;
+    weftResult_t checkPeer() const override;
+    const std::string& peerName() const override;
+
+   private:
+    Channel* lane() const;  // the channel once the lanes were tried
+    TcpTransport* t_;
+    int peer_, stream_, dir_;
+  };
   // Sets the congestion control of a new connection; counts it.
   weftResult_t tune(int fd);
   Channel* own(std::unique_ptr<Channel> ch) {
