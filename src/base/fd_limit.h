@@ -1,11 +1,11 @@
 // Descriptor budget. A job of N ranks holds about N sockets in every rank
 // (the TCP mesh: one per peer and stream from init, and two sets of lanes to the peers that
-// large calls use) and N at the rendezvous root, while Linux's default soft RLIMIT_NOFILE is 1024 and the hard limit is usually far higher.
-// So before opening them weft raises the soft limit as far as the job needs (never past the hard
-// limit, never down), as Go's runtime does for every program. Where even the hard limit is too low
-// it fails at once, with a sentence saying how many descriptors are needed, instead of an EMFILE
-// deep inside a connect or accept (at the root that looked like ranks that
-// "never arrived", after WEFT_TIMEOUT).
+// large calls use) and N at the rendezvous root, while Linux's default soft RLIMIT_NOFILE is 1024
+// and the hard limit is usually far higher. So before opening them weft raises the soft limit as
+// far as the job needs (never past the hard limit, never down), as Go's runtime does for every
+// program. Where even the hard limit is too low it fails at once, with a sentence saying how many
+// descriptors are needed, instead of an EMFILE deep inside a connect or accept (at the root that
+// looked like ranks that "never arrived", after WEFT_TIMEOUT).
 #pragma once
 
 #include <cstddef>
