@@ -193,10 +193,10 @@ void Bootstrap::finishInit(bool ok, const std::string& why) {
   closeFd(&rootFd_);
 }
 
-weftResult_t Bootstrap::connectPeer(int peer, uint32_t tag, int* fd) {
+weftResult_t Bootstrap::connectPeer(int peer, uint32_t tag, int* fd, bool afterInit) {
   Deadline deadline = Deadline::fromConfig();
   std::string what = peerName(peer);
-  WEFT_CHECK(connectTo(addrs_[peer], deadline, abort_, what.c_str(), fd));
+  WEFT_CHECK(connectTo(addrs_[peer], deadline, abort_, what.c_str(), fd, afterInit));
   Hello h{};
   h.magic = kWireMagic;
   h.version = kWireVersion;
@@ -210,10 +210,9 @@ weftResult_t Bootstrap::connectPeer(int peer, uint32_t tag, int* fd) {
   return r;
 }
 
-weftResult_t Bootstrap::acceptPeer(int peer, uint32_t tag, int* fd, int watchFd) {
+weftResult_t Bootstrap::acceptPeer(int peer, uint32_t tag, int* fd) {
   auto key = std::make_pair(peer, tag);
   Deadline deadline = Deadline::fromConfig();
-  std::vector<std::pair<int, Hello>> ready;
   for (;;) {
     auto it = stash_.find(key);
     if (it != stash_.end()) {
@@ -228,39 +227,46 @@ weftResult_t Bootstrap::acceptPeer(int peer, uint32_t tag, int* fd, int watchFd)
       return setError(weftTimeout,
                       "rank %d: %s never connected (tag %u) within %.0f s (WEFT_TIMEOUT)", rank_,
                       peerName(peer).c_str(), tag, deadline.seconds());
-    // POLLRDHUP alone: data waiting on the watched connection must not wake us.
-    pollfd watch{watchFd, POLLRDHUP, 0};
-    if (watchFd >= 0 && ::poll(&watch, 1, 0) > 0 &&
-        (watch.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0)
-      return setError(weftRemoteError,
-                      "rank %d: %s closed its connection while this rank waited for it to "
-                      "connect (process exited, or its communicator failed)",
-                      rank_, peerName(peer).c_str());
-    ready.clear();
-    if (!gate_) gate_ = std::make_unique<HelloGate>(listenFd_);
-    WEFT_CHECK(gate_->poll(deadline.remainingMs(100), &ready));
-    for (const auto& [s, h] : ready) {
-      if (!helloValid(h, kHelloPeer, secret_) || h.nranks != nranks_ || h.rank < 0 ||
-          h.rank >= nranks_) {
-        WEFT_WARN(BOOTSTRAP, "rank %d dropped a connection without this job's secret", rank_);
-        close(s);
-        continue;
-      }
-      if (sameUserOnly_ && !peerIsSameUser(s)) {
-        WEFT_WARN(BOOTSTRAP, "rank %d dropped a connection from another user", rank_);
-        close(s);
-        continue;
-      }
-      auto got = std::make_pair(static_cast<int>(h.rank), h.tag);
-      if (stash_.count(got)) {
-        WEFT_WARN(BOOTSTRAP, "rank %d: duplicate connection from rank %d tag %u dropped", rank_,
-                  h.rank, h.tag);
-        close(s);
-        continue;
-      }
-      stash_[got] = s;
-    }
+    WEFT_CHECK(stashArrivals(deadline.remainingMs(100)));
   }
+}
+
+weftResult_t Bootstrap::tryAcceptPeer(int peer, uint32_t tag, int* fd) {
+  *fd = -1;
+  WEFT_CHECK(stashArrivals(0));
+  auto it = stash_.find(std::make_pair(peer, tag));
+  if (it == stash_.end()) return weftSuccess;
+  *fd = it->second;
+  stash_.erase(it);
+  return weftSuccess;
+}
+
+weftResult_t Bootstrap::stashArrivals(int waitMs) {
+  std::vector<std::pair<int, Hello>> ready;
+  if (!gate_) gate_ = std::make_unique<HelloGate>(listenFd_);
+  WEFT_CHECK(gate_->poll(waitMs, &ready));
+  for (const auto& [s, h] : ready) {
+    if (!helloValid(h, kHelloPeer, secret_) || h.nranks != nranks_ || h.rank < 0 ||
+        h.rank >= nranks_) {
+      WEFT_WARN(BOOTSTRAP, "rank %d dropped a connection without this job's secret", rank_);
+      close(s);
+      continue;
+    }
+    if (sameUserOnly_ && !peerIsSameUser(s)) {
+      WEFT_WARN(BOOTSTRAP, "rank %d dropped a connection from another user", rank_);
+      close(s);
+      continue;
+    }
+    auto got = std::make_pair(static_cast<int>(h.rank), h.tag);
+    if (stash_.count(got)) {
+      WEFT_WARN(BOOTSTRAP, "rank %d: duplicate connection from rank %d tag %u dropped", rank_,
+                h.rank, h.tag);
+      close(s);
+      continue;
+    }
+    stash_[got] = s;
+  }
+  return weftSuccess;
 }
 
 weftResult_t Bootstrap::allgather(void* data, size_t bytes) {

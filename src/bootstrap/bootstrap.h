@@ -50,11 +50,12 @@ class Bootstrap {
 
   // Authenticated connection to/from `peer` for purpose `tag`; both sides must
   // agree on the tag. Connections that arrive for another (peer, tag) are kept
-  // until asked for; ones without the secret are dropped. `watchFd` (an open
-  // connection to `peer`, or -1): the accept fails as soon as it closes, so a
-  // wait for a peer that died or broke its communicator ends at once.
-  weftResult_t connectPeer(int peer, uint32_t tag, int* fd);
-  weftResult_t acceptPeer(int peer, uint32_t tag, int* fd, int watchFd = -1);
+  // until asked for; ones without the secret are dropped. `afterInit`: the
+  // peer's listener has been up since init, so a refused connect fails at once.
+  weftResult_t connectPeer(int peer, uint32_t tag, int* fd, bool afterInit = false);
+  weftResult_t acceptPeer(int peer, uint32_t tag, int* fd);
+  // acceptPeer without waiting: *fd = -1 when that connection has not come yet.
+  weftResult_t tryAcceptPeer(int peer, uint32_t tag, int* fd);
 
   // Wakes anything blocked in this bootstrap (used by abort).
   void shutdownAll();
@@ -66,6 +67,9 @@ class Bootstrap {
 
  private:
   weftResult_t rendezvous(const UniqueIdBody& id);
+  // Takes the connections that arrived (within `waitMs`) and finished their
+  // Hello into stash_, dropping those without this job's secret.
+  weftResult_t stashArrivals(int waitMs);
   void watchRoot();
 
   int rank_ = -1;

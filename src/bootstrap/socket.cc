@@ -232,7 +232,8 @@ weftResult_t pollFor(int fd, short events, const Deadline& deadline,
 }  // namespace
 
 weftResult_t connectTo(const SockAddr& addr, const Deadline& deadline,
-                       const std::atomic<bool>* abortFlag, const char* what, int* fd) {
+                       const std::atomic<bool>* abortFlag, const char* what, int* fd,
+                       bool listening) {
   int delayMs = 5;
   for (;;) {
     int s = socket(addr.family(), SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -256,6 +257,11 @@ weftResult_t connectTo(const SockAddr& addr, const Deadline& deadline,
     close(s);
     bool retry = err == ECONNREFUSED || err == ETIMEDOUT || err == ENETUNREACH ||
                  err == EHOSTUNREACH || err == ECONNRESET || err == EAGAIN;
+    if (listening && err == ECONNREFUSED)
+      return setError(weftRemoteError,
+                      "%s no longer listens at %s (process exited, or its "
+                      "communicator was destroyed)",
+                      what, addr.str().c_str());
     if (!retry) {
       return setError(weftSystemError, "cannot connect to %s at %s: %s", what, addr.str().c_str(),
                       strerror(err));

@@ -42,9 +42,12 @@ bool interfaceMatches(const std::string& filter, const std::string& name);
 weftResult_t listenOn(const SockAddr& bindAddr, int* fd, SockAddr* bound);
 
 // Connects, retrying refused connections until the deadline (the peer may not
-// be listening yet). The returned socket is non-blocking with TCP_NODELAY.
+// be listening yet), unless `listening`: the peer's listener is known to have
+// been up, so a refusal means it closed. The returned socket is non-blocking
+// with TCP_NODELAY.
 weftResult_t connectTo(const SockAddr& addr, const Deadline& deadline,
-                       const std::atomic<bool>* abortFlag, const char* what, int* fd);
+                       const std::atomic<bool>* abortFlag, const char* what, int* fd,
+                       bool listening = false);
 
 // Accepts one connection (non-blocking, TCP_NODELAY) within the deadline.
 weftResult_t acceptOne(int listenFd, const Deadline& deadline, const std::atomic<bool>* abortFlag,

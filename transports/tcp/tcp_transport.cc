@@ -1,6 +1,7 @@
 // TCP transport: mesh setup and the non-blocking channel operations.
 #include "transports/tcp/tcp_transport.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -161,41 +162,41 @@ Channel* TcpTransport::LaneStandIn::lane() const {
 }
 
 weftResult_t TcpTransport::LaneStandIn::prepare() {
-  if (!t_->lanesTried_[peer_]) t_->connectLanes(peer_);
+  if (!t_->lanesDone_[peer_] && !t_->advanceLanes(peer_)) return weftSuccess;
   return lane()->prepare();
 }
 
-// Moves before prepare() (a caller outside the flow engine) open the lanes first.
+// Until the lanes are open a move moves nothing (the engine retries it).
 weftResult_t TcpTransport::LaneStandIn::trySend(const void* d, size_t n, size_t* moved) {
   *moved = 0;
-  WEFT_CHECK(prepare());
+  if (!t_->lanesDone_[peer_] && !t_->advanceLanes(peer_)) return weftSuccess;
   return lane()->trySend(d, n, moved);
 }
 
 weftResult_t TcpTransport::LaneStandIn::trySendStable(const void* d, size_t n, size_t* moved) {
   *moved = 0;
-  WEFT_CHECK(prepare());
+  if (!t_->lanesDone_[peer_] && !t_->advanceLanes(peer_)) return weftSuccess;
   return lane()->trySendStable(d, n, moved);
 }
 
 weftResult_t TcpTransport::LaneStandIn::tryRecv(void* d, size_t n, size_t* moved) {
   *moved = 0;
-  WEFT_CHECK(prepare());
+  if (!t_->lanesDone_[peer_] && !t_->advanceLanes(peer_)) return weftSuccess;
   return lane()->tryRecv(d, n, moved);
 }
 
 weftResult_t TcpTransport::LaneStandIn::tryPeek(void* d, size_t n, size_t* got) {
   *got = 0;
-  WEFT_CHECK(prepare());
+  if (!t_->lanesDone_[peer_] && !t_->advanceLanes(peer_)) return weftSuccess;
   return lane()->tryPeek(d, n, got);
 }
 
 ChannelWake TcpTransport::LaneStandIn::wake() const {
-  return t_->lanesTried_[peer_] ? lane()->wake() : ChannelWake{ChannelWake::Via::kRetry, -1};
+  return t_->lanesDone_[peer_] ? lane()->wake() : ChannelWake{ChannelWake::Via::kRetry, -1};
 }
 
 weftResult_t TcpTransport::LaneStandIn::checkPeer() const {
-  return t_->lanesTried_[peer_] ? lane()->checkPeer() : weftSuccess;
+  return t_->lanesDone_[peer_] ? lane()->checkPeer() : weftSuccess;
 }
 
 const std::string& TcpTransport::LaneStandIn::peerName() const { return lane()->peerName(); }
@@ -221,9 +222,9 @@ weftResult_t TcpTransport::connectAll(Bootstrap& bs, const TcpOptions& options) 
     fds_.emplace_back(new std::atomic<int>[perPeer]);
     for (int i = 0; i < perPeer; ++i) fds_[p][i].store(-1);
   }
-  lanesTried_.assign(n, 0);
-  lanesTried_[me] = 1;
-  // Connection A of each stream now; the lanes on first use (connectLanes).
+  lanesDone_.assign(n, 0);
+  lanesDone_[me] = 1;
+  // Connection A of each stream now; the lanes on first use (advanceLanes).
   // The lower rank of each pair connects, the higher accepts; all connects go
   // first, and they complete against the listener's backlog, so no pair waits
   // on another and the order of peers does not matter. Connection i of a pair
@@ -277,30 +278,55 @@ weftResult_t TcpTransport::connectAll(Bootstrap& bs, const TcpOptions& options) 
   return weftSuccess;
 }
 
-void TcpTransport::connectLanes(int peer) {
-  lanesTried_[peer] = 1;
-  if (lanes_ == 0) return;
+bool TcpTransport::advanceLanes(int peer) {
+  if (lanes_ == 0) {
+    lanesDone_[peer] = 1;
+    return true;
+  }
   const int me = bs_->rank();
-  const std::string name = bs_->peerName(peer);
-  weftResult_t r = weftSuccess;
-  for (int s = 0; s < nstreams_ && r == weftSuccess; ++s)
-    for (int i = s * ways_ + 1; i < (s + 1) * ways_ && r == weftSuccess; ++i) {
+  // A peer that died or left its communicator closed connection A. POLLRDHUP
+  // alone, so a call header waiting there does not count.
+  pollfd a{socketFd(peer, 0), POLLRDHUP, 0};
+  if (::poll(&a, 1, 0) > 0 && (a.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) {
+    failLanes(peer, bs_->peerName(peer) +
+                        " closed its connection before its large-call connections were open "
+                        "(process exited, or its communicator failed)");
+    return true;
+  }
+  for (int s = 0; s < nstreams_; ++s)
+    for (int i = s * ways_ + 1; i < (s + 1) * ways_; ++i) {
+      if (fds_[peer][i].load() >= 0) continue;
       int fd = -1;
       const uint32_t tag = kTagTransportBase + static_cast<uint32_t>(i);
-      r = me < peer ? bs_->connectPeer(peer, tag, &fd)
-                    : bs_->acceptPeer(peer, tag, &fd, socketFd(peer, s));
-      if (r == weftSuccess) r = tune(fd);
+      weftResult_t r =
+          me < peer ? bs_->connectPeer(peer, tag, &fd, true) : bs_->tryAcceptPeer(peer, tag, &fd);
+      if (r == weftSuccess && fd >= 0) r = tune(fd);
       closeInForkedChildren(fd);
       fds_[peer][i].store(fd);
+      if (r != weftSuccess) {
+        failLanes(peer, "opening the large-call connections to " + bs_->peerName(peer) + ": " +
+                            lastError());
+        return true;
+      }
+      if (fd < 0) return false;  // not there yet
     }
-  if (r != weftSuccess) {
-    const std::string why = "opening the large-call connections to " + name + ": " + lastError();
-    for (int s = 0; s < nstreams_; ++s) {
-      Channel* failed = own(std::make_unique<FailedChannel>(name, why));
-      streams_[peer][s].send[1] = streams_[peer][s].recv[1] = failed;
-    }
-    return;
+  buildLanes(peer);
+  return true;
+}
+
+void TcpTransport::failLanes(int peer, const std::string& why) {
+  lanesDone_[peer] = 1;
+  const std::string name = bs_->peerName(peer);
+  for (int s = 0; s < nstreams_; ++s) {
+    Channel* failed = own(std::make_unique<FailedChannel>(name, why));
+    streams_[peer][s].send[1] = streams_[peer][s].recv[1] = failed;
   }
+}
+
+void TcpTransport::buildLanes(int peer) {
+  lanesDone_[peer] = 1;
+  const int me = bs_->rank();
+  const std::string name = bs_->peerName(peer);
   for (int s = 0; s < nstreams_; ++s) {
     Stream& st = streams_[peer][s];
     const int base = s * ways_;
@@ -317,8 +343,8 @@ void TcpTransport::connectLanes(int peer) {
     st.send[1] = lanes_ == 1 ? out[0] : own(std::make_unique<StripedChannel>(out));
     st.recv[1] = lanes_ == 1 ? in[0] : own(std::make_unique<StripedChannel>(in));
   }
-  WEFT_INFO(NET, "rank %d: TCP lanes to %s open (%d per direction per stream)", me, name.c_str(),
-            lanes_);
+  WEFT_INFO(NET, "rank %d: TCP lanes to %s open (%d per direction and stream); %d connection(s)",
+            me, name.c_str(), lanes_, openConnections());
 }
 
 weftResult_t setUpTcpTransport(TransportSetup& setup, std::unique_ptr<Transport>* made) {

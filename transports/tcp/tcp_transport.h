@@ -19,14 +19,14 @@
 // the death watch of every transport); a peer's B and C lanes on the first
 // large call that uses that peer, so a rank holds lanes only to the peers its
 // algorithms move bulk data with (a ring's two neighbours, not all n). Until
-// then a large call gets a stand-in channel that opens them in prepare(). Why
-// that is safe: both ends of every bulk flow are in the same call, and the
-// flow engine prepares all of a plan's channels after the call headers went
-// out and before it moves any byte (Channel::prepare), so the lower rank
-// connects and the higher one accepts there, with no data of that plan
-// waiting on either: a rank waits only on a lower one, which never waits on
-// it. A peer that called something else reads our header and fails, and its
-// closing connection A ends our wait.
+// then a large call gets a stand-in channel: the lower rank of the pair
+// connects the lanes in its prepare() (the flow engine prepares a plan's
+// channels after the call headers went out, before any byte of it moves;
+// connects complete against the peer's listener, so that waits on nobody),
+// and the higher rank takes them as they arrive, never waiting: its stand-in
+// moves nothing until all are there, while the engine goes on with the call's
+// other flows. So a peer that called something else is found out by its call
+// header, as before, and a dead one by connection A's end.
 // Chunks are striped over the streams by the executor for bandwidth. The
 // kernel's send-buffer autotuning is left alone (fixing SO_SNDBUF is what
 // makes Gloo stall on delayed ACKs).
@@ -128,18 +128,23 @@ class TcpTransport : public ChannelTable, public Transport {
   };
   Channel* channelFor(int peer, int stream, bool bulk, int dir) {
     Stream& st = streams_[peer][stream];
-    if (bulk && !lanesTried_[peer]) {
+    if (bulk && !lanesDone_[peer]) {
       Channel*& stand = st.standIn[dir];
       if (stand == nullptr) stand = own(std::make_unique<LaneStandIn>(this, peer, stream, dir));
       return stand;
     }
     return dir == 0 ? st.send[bulk] : st.recv[bulk];
   }
-  // Opens the B and C lanes of every stream to `peer` (lower rank connects);
-  // on failure the peer's bulk channels fail every move with the reason.
-  void connectLanes(int peer);
-  // A large call's channel to a peer whose lanes are not open yet: prepare()
-  // opens them; every other call goes to the lane channel then.
+  // Opens the B and C lanes of every stream to `peer` as far as it can
+  // without waiting for the peer (the lower rank connects them all, the
+  // higher takes those that arrived); true once they are all open, or failed
+  // (then the peer's bulk channels fail every move with the reason).
+  bool advanceLanes(int peer);
+  // The lane channels of `peer`, once all its lanes are open.
+  void buildLanes(int peer);
+  void failLanes(int peer, const std::string& why);
+  // A large call's channel to a peer whose lanes are not open yet: it
+  // advances them (prepare and every move) and moves nothing until they are.
   class LaneStandIn : public Channel {
    public:
     LaneStandIn(TcpTransport* t, int peer, int stream, int dir)
@@ -154,7 +159,7 @@ class TcpTransport : public ChannelTable, public Transport {
     const std::string& peerName() const override;
 
    private:
-    Channel* lane() const;  // the channel once the lanes were tried
+    Channel* lane() const;  // the lane channel, once lanesDone_
     TcpTransport* t_;
     int peer_, stream_, dir_;
   };
@@ -175,7 +180,7 @@ class TcpTransport : public ChannelTable, public Transport {
   // [peer][stream * ways_ + (0: A, 1..L: B, L+1..2L: C)]; atomic because
   // shutdownAll (abort, from any thread) reads them while lanes are opened.
   std::vector<std::unique_ptr<std::atomic<int>[]>> fds_;
-  std::vector<char> lanesTried_;  // [peer]: connectLanes ran (the calls' thread only)
+  std::vector<char> lanesDone_;  // [peer]: lanes open or failed (the calls' thread only)
   std::vector<std::vector<Stream>> streams_;
   std::vector<std::unique_ptr<Channel>> owned_;
 };
