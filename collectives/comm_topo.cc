@@ -140,9 +140,10 @@ void CommTopo::build(int myRank, const std::vector<uint64_t>& nodeHash, ChannelT
     std::vector<int> leafOfPos, railOfPos;
     for (int r : order) {
       leafOfPos.push_back(leafOf[r]);
+      if (!railed) continue;
       const std::vector<int>& nr = nodeRanks[nodeOf[r]];
       const int local = static_cast<int>(std::find(nr.begin(), nr.end(), r) - nr.begin());
-      if (railed) railOfPos.push_back(fabricDesc->railOf(local, localRanks));
+      railOfPos.push_back(fabricDesc->railOf(local, localRanks));
     }
     fabric = fabricShape(*fabricDesc, leafOfPos, leafOfNode, railOfPos, nodeOfPos);
   }

@@ -5,7 +5,6 @@
 #include "bootstrap/standby_pool.h"
 
 #include <poll.h>
-#include <pthread.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -20,6 +19,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/fork_close.h"
 #include "base/log.h"
 
 namespace weft {
@@ -31,19 +31,24 @@ constexpr double kRequestSec = 2.0;  // to read a request or send an answer
 // This process's lifeline to the pool (standby_pool.h), never closed: the
 // kernel closes it when the process ends, which is what the pool watches.
 // A child forked without exec (a data loader's workers) must not keep it
-// open past this process's death: it closes its copy at once.
+// open past this process's death: it closes its copy at once
+// (base/fork_close.h), and the number it inherits is not its lifeline.
 std::mutex lifelineMu;
 int lifelineFd = -1;
+pid_t lifelineOwner = 0;
 
-void closeLifelineInChild() {
-  if (lifelineFd >= 0) close(lifelineFd);  // no lock: the child has only this thread
-  lifelineFd = -1;
-}
+bool haveLifeline() { return lifelineFd >= 0 && lifelineOwner == getpid(); }
 
 void keepLifeline(int fd) {
-  static std::once_flag atfork;
-  std::call_once(atfork, [] { pthread_atfork(nullptr, nullptr, closeLifelineInChild); });
+  closeInForkedChildren(fd);
   lifelineFd = fd;
+  lifelineOwner = getpid();
+}
+
+void dropLifeline() {
+  if (!haveLifeline()) return;
+  keepInForkedChildren(lifelineFd);  // before the close: the number may be reused
+  closeFd(&lifelineFd);
 }
 
 // "host:port/<hex secret>" -> the address and the secret.
@@ -344,14 +349,14 @@ weftResult_t standbyWait(const std::string& addr, StandbyAnswer* place) {
                     "pool closed its connection)");
   }
   std::lock_guard<std::mutex> lock(lifelineMu);
-  if (lifelineFd >= 0) closeFd(&lifelineFd);
+  dropLifeline();
   keepLifeline(fd);  // open until the process ends
   return weftSuccess;
 }
 
 weftResult_t standbyLifeline(const std::string& addr, int rank, int nranks) {
   std::lock_guard<std::mutex> lock(lifelineMu);
-  if (lifelineFd >= 0) return weftSuccess;
+  if (haveLifeline()) return weftSuccess;
   StandbyRequest req{};
   req.kind = kStandbyLife;
   req.nranks = nranks;

@@ -161,33 +161,36 @@ Channel* TcpTransport::LaneStandIn::lane() const {
   return dir_ == 0 ? st.send[1] : st.recv[1];
 }
 
+bool TcpTransport::LaneStandIn::ready() const {
+  return t_->lanesDone_[peer_] || t_->advanceLanes(peer_);
+}
+
 weftResult_t TcpTransport::LaneStandIn::prepare() {
-  if (!t_->lanesDone_[peer_] && !t_->advanceLanes(peer_)) return weftSuccess;
-  return lane()->prepare();
+  return ready() ? lane()->prepare() : weftSuccess;
 }
 
 // Until the lanes are open a move moves nothing (the engine retries it).
 weftResult_t TcpTransport::LaneStandIn::trySend(const void* d, size_t n, size_t* moved) {
   *moved = 0;
-  if (!t_->lanesDone_[peer_] && !t_->advanceLanes(peer_)) return weftSuccess;
+  if (!ready()) return weftSuccess;
   return lane()->trySend(d, n, moved);
 }
 
 weftResult_t TcpTransport::LaneStandIn::trySendStable(const void* d, size_t n, size_t* moved) {
   *moved = 0;
-  if (!t_->lanesDone_[peer_] && !t_->advanceLanes(peer_)) return weftSuccess;
+  if (!ready()) return weftSuccess;
   return lane()->trySendStable(d, n, moved);
 }
 
 weftResult_t TcpTransport::LaneStandIn::tryRecv(void* d, size_t n, size_t* moved) {
   *moved = 0;
-  if (!t_->lanesDone_[peer_] && !t_->advanceLanes(peer_)) return weftSuccess;
+  if (!ready()) return weftSuccess;
   return lane()->tryRecv(d, n, moved);
 }
 
 weftResult_t TcpTransport::LaneStandIn::tryPeek(void* d, size_t n, size_t* got) {
   *got = 0;
-  if (!t_->lanesDone_[peer_] && !t_->advanceLanes(peer_)) return weftSuccess;
+  if (!ready()) return weftSuccess;
   return lane()->tryPeek(d, n, got);
 }
 

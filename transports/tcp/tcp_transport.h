@@ -160,6 +160,7 @@ class TcpTransport : public ChannelTable, public Transport {
 
    private:
     Channel* lane() const;  // the lane channel, once lanesDone_
+    bool ready() const;     // advances the lanes; true once they are open or failed
     TcpTransport* t_;
     int peer_, stream_, dir_;
   };
