@@ -150,6 +150,7 @@ int main(int argc, char** argv) {
     launch.rank_started = [&pool, &launch](int rank, pid_t pid) {
       weftStandbyPoolRankStarted(pool, rank, launch.nranks, pid);
     };
+    launch.standby_started = [&pool](pid_t pid) { weftStandbyPoolStandbyStarted(pool, pid); };
     launch.process_ended = [&pool](pid_t pid) {
       if (pool != nullptr) weftStandbyPoolProcessEnded(pool, pid);
     };

@@ -338,6 +338,7 @@ int RunRanks(const RankLaunch& launch, const sigset_t& rank_mask) {
     ranks[static_cast<size_t>(r)].pid = pid;
     ranks[static_cast<size_t>(r)].running = true;
     if (r < launch.nranks && launch.rank_started) launch.rank_started(r, pid);
+    if (r >= launch.nranks && launch.standby_started) launch.standby_started(pid);
   }
   return supervisor.Run();
 }

@@ -21,8 +21,9 @@ struct RankLaunch {
   int standby = 0;
   std::string standby_addr;
   std::function<void()> ranks_ended;  // once every rank (not standby) ended
-  // Told of every rank started and every process (rank or standby) ended.
+  // Told of every rank and standby started and every process ended.
   std::function<void(int rank, pid_t pid)> rank_started;
+  std::function<void(pid_t pid)> standby_started;
   std::function<void(pid_t pid)> process_ended;
 };
 

@@ -287,6 +287,10 @@ weftResult_t weftStandbyPoolStop(weftStandbyPool_t pool);
  * (weftCommReplace with deadRanks NULL); weft-run tells it both. */
 weftResult_t weftStandbyPoolRankStarted(weftStandbyPool_t pool, int rank, int nranks, int64_t pid);
 weftResult_t weftStandbyPoolProcessEnded(weftStandbyPool_t pool, int64_t pid);
+/* From the launcher: process `pid` is a standby. Until it waits (or ends), a
+ * survivors' weftCommReplace it could serve is held, up to 30 s, rather than
+ * told that no standby waits. */
+weftResult_t weftStandbyPoolStandbyStarted(weftStandbyPool_t pool, int64_t pid);
 /* *standby = 1 when this process was started as a standby: by weft-run
  * --standby (WEFT_STANDBY=1), or as one of the launcher's last WEFT_STANDBYS
  * processes (srun, mpirun, ...); it then calls weftStandbyWait instead of

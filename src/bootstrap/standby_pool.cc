@@ -1,5 +1,5 @@
-// The standby pool (see standby_pool.h): the server's thread and the two
-// client calls. A request is read with a short deadline, so a silent
+// The standby pool (see standby_pool.h): the server's thread; the clients
+// are in standby_client.cc. A request is read with a short deadline, so a silent
 // stranger holds the pool at most that long; a request without the pool's
 // secret is dropped with a warning.
 #include "bootstrap/standby_pool.h"
@@ -19,77 +19,9 @@
 #include <vector>
 
 #include "base/error.h"
-#include "base/fork_close.h"
 #include "base/log.h"
 
 namespace weft {
-
-namespace {
-
-constexpr double kRequestSec = 2.0;  // to read a request or send an answer
-
-// This process's lifeline to the pool (standby_pool.h), never closed: the
-// kernel closes it when the process ends, which is what the pool watches.
-// A child forked without exec (a data loader's workers) must not keep it
-// open past this process's death: it closes its copy at once
-// (base/fork_close.h), and the number it inherits is not its lifeline.
-std::mutex lifelineMu;
-int lifelineFd = -1;
-pid_t lifelineOwner = 0;
-
-bool haveLifeline() { return lifelineFd >= 0 && lifelineOwner == getpid(); }
-
-void keepLifeline(int fd) {
-  closeInForkedChildren(fd);
-  lifelineFd = fd;
-  lifelineOwner = getpid();
-}
-
-void dropLifeline() {
-  if (!haveLifeline()) return;
-  keepInForkedChildren(lifelineFd);  // before the close: the number may be reused
-  closeFd(&lifelineFd);
-}
-
-// "host:port/<hex secret>" -> the address and the secret.
-weftResult_t parseAddr(const std::string& text, SockAddr* addr, uint8_t* secret) {
-  const size_t slash = text.rfind('/');
-  std::string why;
-  if (slash == std::string::npos || text.size() - slash - 1 != 2 * kSecretBytes ||
-      !parseHostPort(text.substr(0, slash), addr, &why))
-    return setError(weftInvalidArgument,
-                    "WEFT_STANDBY_ADDR=\"%s\" is not host:port/<64 hex digits> (set by the "
-                    "launcher, e.g. weft-run --standby)%s%s",
-                    text.c_str(), why.empty() ? "" : ": ", why.c_str());
-  if (fromHex(text.c_str() + slash + 1, kSecretBytes, secret) >= 0)
-    return setError(weftInvalidArgument, "WEFT_STANDBY_ADDR: the secret is not hex");
-  return weftSuccess;
-}
-
-weftResult_t request(const std::string& text, StandbyRequest* req, int* fd,
-                     double connectSec = 30.0) {
-  SockAddr addr;
-  req->magic = kStandbyMagic;
-  WEFT_CHECK(parseAddr(text, &addr, req->secret));
-  WEFT_CHECK(connectTo(addr, Deadline::after(connectSec), nullptr, "the standby pool", fd));
-  const weftResult_t r =
-      sendAll(*fd, req, sizeof(*req), Deadline::after(kRequestSec), nullptr, "the standby pool");
-  if (r != weftSuccess) closeFd(fd);
-  return r;
-}
-
-// A survivor's request and the pool's answer (its text NUL-terminated).
-weftResult_t ask(const std::string& text, StandbyRequest* req, StandbyAnswer* answer) {
-  int fd = -1;
-  WEFT_CHECK(request(text, req, &fd));
-  const weftResult_t r =
-      recvAll(fd, answer, sizeof(*answer), Deadline::after(30.0), nullptr, "the standby pool");
-  closeFd(&fd);
-  answer->text[sizeof(answer->text) - 1] = '\0';
-  return r;
-}
-
-}  // namespace
 
 struct StandbyPool::State {
   int listenFd = -1;
@@ -117,10 +49,25 @@ struct StandbyPool::State {
   std::map<int64_t, int> rankOfPid;
   std::set<int> dead;
   int jobRanks = 0;
+  // Standbys started but not yet waiting (a Python standby may spend seconds
+  // importing before it calls weftStandbyWait): the launcher's by pid, and
+  // those the ranks announce (WEFT_STANDBYS) less those that arrived. Under mu.
+  std::set<int64_t> startingPids, arrivedPids;
+  int announcedStandbys = 0;
+  // Assign requests held while the standbys they lack are starting (pool thread only).
+  struct Held {
+    int fd;
+    StandbyRequest req;
+    Deadline until;
+  };
+  std::vector<Held> held;
 
   void run();
   void take(int fd);
-  void assign(int fd, const StandbyRequest& req);
+  int startingStandbys();
+  void standbyArrived(int64_t pid);
+  bool assign(int fd, const StandbyRequest& req, const Deadline& until);
+  void retryHeld();
   void answerDead(int fd);
   void dropDeparted();
   void addLife(int fd, int rank, int nranks);
@@ -186,21 +133,38 @@ void StandbyPool::State::answerDead(int fd) {
                "launcher does not say)");
     }
   }
-  sendAll(fd, &answer, sizeof(answer), Deadline::after(kRequestSec), nullptr, "a survivor");
+  sendAll(fd, &answer, sizeof(answer), Deadline::after(kStandbyRequestSec), nullptr, "a survivor");
   closeFd(&fd);
 }
 
-void StandbyPool::State::assign(int fd, const StandbyRequest& req) {
+int StandbyPool::State::startingStandbys() {
+  std::lock_guard<std::mutex> lock(mu);
+  const int announced = std::max(0, announcedStandbys - static_cast<int>(arrivedPids.size()));
+  return static_cast<int>(startingPids.size()) + announced;
+}
+
+void StandbyPool::State::standbyArrived(int64_t pid) {
+  std::lock_guard<std::mutex> lock(mu);
+  arrivedPids.insert(pid);
+  startingPids.erase(pid);
+}
+
+// Answers a survivors' request (true), or leaves it unanswered (false) while
+// the standbys it lacks are still starting and `until` has not passed.
+bool StandbyPool::State::assign(int fd, const StandbyRequest& req, const Deadline& until) {
   StandbyAnswer answer{};
   dropDeparted();
+  const int waits = static_cast<int>(waiting.size());
   if (req.count < 1 || req.count > kStandbyMaxAssign || req.nranks < 1) {
     answer.status = 1;
     snprintf(answer.text, sizeof(answer.text), "a request for %d standbys of %d ranks", req.count,
              req.nranks);
-  } else if (static_cast<int>(waiting.size()) < req.count) {
+  } else if (waits < req.count) {
+    const int starting = startingStandbys();
+    if (waits + starting >= req.count && !until.expired()) return false;
     answer.status = 1;
-    snprintf(answer.text, sizeof(answer.text), "%d standby(s) wait, %d needed",
-             static_cast<int>(waiting.size()), req.count);
+    snprintf(answer.text, sizeof(answer.text), "%d standby(s) wait, %d needed%s", waits, req.count,
+             starting > 0 ? " (others were started but did not wait in time)" : "");
   } else {
     for (int i = 0; i < req.count; ++i) {
       StandbyAnswer place{};
@@ -209,7 +173,7 @@ void StandbyPool::State::assign(int fd, const StandbyRequest& req) {
       std::memcpy(place.id, req.id, sizeof(place.id));
       Waiting standby = waiting.front();
       waiting.pop_front();
-      if (sendAll(standby.fd, &place, sizeof(place), Deadline::after(kRequestSec), nullptr,
+      if (sendAll(standby.fd, &place, sizeof(place), Deadline::after(kStandbyRequestSec), nullptr,
                   "a standby") == weftSuccess) {
         addLife(standby.fd, place.rank, req.nranks);  // its wait connection is its lifeline now
       } else {
@@ -223,13 +187,21 @@ void StandbyPool::State::assign(int fd, const StandbyRequest& req) {
     WEFT_INFO(BOOTSTRAP, "standby pool: %d standby(s) sent to replace ranks of %d", req.count,
               req.nranks);
   }
-  sendAll(fd, &answer, sizeof(answer), Deadline::after(kRequestSec), nullptr, "a survivor");
+  sendAll(fd, &answer, sizeof(answer), Deadline::after(kStandbyRequestSec), nullptr, "a survivor");
   closeFd(&fd);
+  return true;
+}
+
+void StandbyPool::State::retryHeld() {
+  std::vector<Held> still;
+  for (Held& h : held)
+    if (!assign(h.fd, h.req, h.until)) still.push_back(h);
+  held.swap(still);
 }
 
 void StandbyPool::State::take(int fd) {
   StandbyRequest req{};
-  if (recvAll(fd, &req, sizeof(req), Deadline::after(kRequestSec), nullptr, "a client") !=
+  if (recvAll(fd, &req, sizeof(req), Deadline::after(kStandbyRequestSec), nullptr, "a client") !=
           weftSuccess ||
       req.magic != kStandbyMagic || std::memcmp(req.secret, secret, kSecretBytes) != 0) {
     WEFT_WARN(BOOTSTRAP, "standby pool: dropped a connection without this job's secret");
@@ -238,6 +210,7 @@ void StandbyPool::State::take(int fd) {
   }
   if (req.kind == kStandbyWait) {
     waiting.push_back({fd, req.pid});
+    standbyArrived(req.pid);
     WEFT_INFO(BOOTSTRAP, "standby pool: %d standby(s) wait", static_cast<int>(waiting.size()));
   } else if (req.kind == kStandbyLife) {
     if (req.nranks < 1 || req.ranks[0] < 0 || req.ranks[0] >= req.nranks) {
@@ -247,10 +220,14 @@ void StandbyPool::State::take(int fd) {
       return;
     }
     addLife(fd, req.ranks[0], req.nranks);
+    std::lock_guard<std::mutex> lock(mu);
+    announcedStandbys = std::max(announcedStandbys, std::min(req.count, kStandbyMaxAnnounced));
   } else if (req.kind == kStandbyDead) {
     answerDead(fd);
-  } else {
-    assign(fd, req);
+  } else if (!assign(fd, req, Deadline::after(kStandbyStartSec))) {
+    WEFT_INFO(BOOTSTRAP, "standby pool: a request for %d standby(s) waits for starting ones",
+              req.count);
+    held.push_back({fd, req, Deadline::after(kStandbyStartSec)});
   }
 }
 
@@ -259,8 +236,9 @@ void StandbyPool::State::run() {
   for (;;) {
     fds.assign({{listenFd, POLLIN, 0}, {stopPipe[0], POLLIN, 0}});
     for (const Life& life : lives) fds.push_back({life.fd, POLLIN, 0});
-    // A second's wake-up drops the standbys that left meanwhile.
-    if (poll(fds.data(), fds.size(), 1000) < 0 && errno != EINTR) break;
+    // A second's wake-up drops the standbys that left meanwhile; held
+    // requests look again every 20 ms (a standby's end is seen only here).
+    if (poll(fds.data(), fds.size(), held.empty() ? 1000 : 20) < 0 && errno != EINTR) break;
     if (fds[1].revents != 0) break;
     dropDeparted();
     endLives(fds);
@@ -269,7 +247,9 @@ void StandbyPool::State::run() {
       if (acceptOne(listenFd, Deadline::after(0.1), nullptr, &fd) == weftSuccess) take(fd);
       clearError();
     }
+    retryHeld();
   }
+  for (Held& h : held) closeFd(&h.fd);  // the survivors read the end: the pool stopped
   for (Waiting& w : waiting) closeFd(&w.fd);
   waiting.clear();
   for (Life& life : lives) closeFd(&life.fd);
@@ -315,75 +295,18 @@ void StandbyPool::rankStarted(int rank, int nranks, int64_t pid) {
   state_->dead.erase(rank);
 }
 
+void StandbyPool::standbyStarted(int64_t pid) {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  if (state_->arrivedPids.count(pid) == 0) state_->startingPids.insert(pid);
+}
+
 void StandbyPool::processEnded(int64_t pid) {
   std::lock_guard<std::mutex> lock(state_->mu);
   auto it = state_->rankOfPid.find(pid);
+  state_->startingPids.erase(pid);            // a standby that will not wait
   if (it == state_->rankOfPid.end()) return;  // a standby never used, or not ours
   state_->dead.insert(it->second);
   state_->rankOfPid.erase(it);
-}
-
-weftResult_t standbyDeadRanks(const std::string& addr, std::vector<int>* dead, int* nranks) {
-  StandbyRequest req{};
-  req.kind = kStandbyDead;
-  StandbyAnswer answer{};
-  WEFT_CHECK(ask(addr, &req, &answer));
-  if (answer.status != 0) return setError(weftInvalidUsage, "%s", answer.text);
-  dead->assign(answer.ranks, answer.ranks + std::min<int32_t>(answer.count, kStandbyMaxAssign));
-  *nranks = answer.nranks;
-  return weftSuccess;
-}
-
-weftResult_t standbyWait(const std::string& addr, StandbyAnswer* place) {
-  StandbyRequest req{};
-  req.kind = kStandbyWait;
-  req.pid = getpid();
-  int fd = -1;
-  WEFT_CHECK(request(addr, &req, &fd));
-  // No deadline: a standby waits as long as the job runs.
-  const weftResult_t r = recvAll(fd, place, sizeof(*place), Deadline(), nullptr, "the pool");
-  if (r != weftSuccess) {
-    closeFd(&fd);
-    return setError(weftInvalidUsage,
-                    "weftStandbyWait: the job ended without needing this standby (the standby "
-                    "pool closed its connection)");
-  }
-  std::lock_guard<std::mutex> lock(lifelineMu);
-  dropLifeline();
-  keepLifeline(fd);  // open until the process ends
-  return weftSuccess;
-}
-
-weftResult_t standbyLifeline(const std::string& addr, int rank, int nranks) {
-  std::lock_guard<std::mutex> lock(lifelineMu);
-  if (haveLifeline()) return weftSuccess;
-  StandbyRequest req{};
-  req.kind = kStandbyLife;
-  req.nranks = nranks;
-  req.ranks[0] = rank;
-  req.pid = getpid();
-  int fd = -1;
-  WEFT_CHECK(request(addr, &req, &fd, 5.0));  // init waits for it: a missing pool must not stall
-  keepLifeline(fd);
-  return weftSuccess;
-}
-
-weftResult_t standbyAssign(const std::string& addr, int nranks, const std::vector<int>& ranks,
-                           const weftUniqueId& id, bool* assigned, std::string* why) {
-  StandbyRequest req{};
-  req.kind = kStandbyAssign;
-  req.nranks = nranks;
-  req.count = static_cast<int32_t>(ranks.size());
-  if (ranks.empty() || ranks.size() > static_cast<size_t>(kStandbyMaxAssign))
-    return setError(weftInvalidArgument, "%zu ranks to replace (1..%d at once)", ranks.size(),
-                    kStandbyMaxAssign);
-  for (size_t i = 0; i < ranks.size(); ++i) req.ranks[i] = ranks[i];
-  std::memcpy(req.id, id.internal, sizeof(req.id));
-  StandbyAnswer answer{};
-  WEFT_CHECK(ask(addr, &req, &answer));
-  *assigned = answer.status == 0;
-  *why = answer.text;
-  return weftSuccess;
 }
 
 }  // namespace weft

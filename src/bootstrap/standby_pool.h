@@ -27,10 +27,16 @@ namespace weft {
 
 constexpr uint32_t kStandbyMagic = 0x57534259;  // "WSBY"
 constexpr int kStandbyMaxAssign = 64;           // ranks replaced by one request
+constexpr double kStandbyRequestSec = 2.0;      // to read a request or send an answer
+// How long the pool holds the survivors' request while standbys that were
+// started have not yet come to wait, and the most a lifeline may announce.
+constexpr double kStandbyStartSec = 30.0;
+constexpr int kStandbyMaxAnnounced = 1 << 20;
 
 // Client -> pool: wait (a standby, with its pid), assign standbys to `ranks`
 // (survivors), ask which ranks died (survivors), or hold rank ranks[0] of
-// `nranks` until this connection ends (a lifeline).
+// `nranks` until this connection ends (a lifeline, whose `count` says how
+// many standbys the launcher starts, where the rank knows: WEFT_STANDBYS).
 enum StandbyKind : uint32_t {
   kStandbyWait = 1,
   kStandbyAssign = 2,
@@ -71,6 +77,9 @@ class StandbyPool {
   // are the dead ones a survivor asks for.
   void rankStarted(int rank, int nranks, int64_t pid);
   void processEnded(int64_t pid);
+  // From the launcher: `pid` is a standby. Until it waits (or ends), a
+  // survivors' request it could serve is held, up to kStandbyStartSec.
+  void standbyStarted(int64_t pid);
   StandbyPool(const StandbyPool&) = delete;
   StandbyPool& operator=(const StandbyPool&) = delete;
 
@@ -90,10 +99,11 @@ weftResult_t standbyDeadRanks(const std::string& addr, std::vector<int>* dead, i
 weftResult_t standbyWait(const std::string& addr, StandbyAnswer* place);
 // A rank's process: opens its lifeline for `rank` of `nranks` (once per
 // process; later calls, as the communicators it makes after a failure,
-// keep the first).
-weftResult_t standbyLifeline(const std::string& addr, int rank, int nranks);
+// keep the first), announcing the job's `standbys` (0: unknown).
+weftResult_t standbyLifeline(const std::string& addr, int rank, int nranks, int standbys);
 // Survivors: one standby for each of `ranks` of an `nranks` communicator
-// joining with `id`, all or none; *assigned false (with `why`) when fewer wait.
+// joining with `id`, all or none; *assigned false (with `why`) when fewer wait
+// (or are starting: then the answer comes when they wait, or in kStandbyStartSec).
 weftResult_t standbyAssign(const std::string& addr, int nranks, const std::vector<int>& ranks,
                            const weftUniqueId& id, bool* assigned, std::string* why);
 

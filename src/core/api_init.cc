@@ -397,7 +397,10 @@ extern "C" weftResult_t weftCommInitFromEnv(weftComm_t* comm) {
   // ends, whatever launched it (bootstrap/standby_pool.h). Without one the
   // job still runs, so a pool that cannot be reached is a warning.
   const std::string pool = configString("WEFT_STANDBY_ADDR");
-  if (!pool.empty() && standbyLifeline(pool, env.rank, env.worldSize) != weftSuccess) {
+  int64_t standbys = 0;  // readLaunchEnv has checked it
+  if (configSize("WEFT_STANDBYS", &standbys) != weftSuccess) standbys = 0;
+  if (!pool.empty() &&
+      standbyLifeline(pool, env.rank, env.worldSize, static_cast<int>(standbys)) != weftSuccess) {
     WEFT_WARN(INIT, "rank %d: no lifeline to the standby pool (%s): a replace must name the dead",
               env.rank, lastError().c_str());
     clearError();

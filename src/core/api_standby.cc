@@ -206,6 +206,14 @@ weftResult_t weftStandbyPoolProcessEnded(weftStandbyPool_t pool, int64_t pid) {
   return weftSuccess;
 }
 
+weftResult_t weftStandbyPoolStandbyStarted(weftStandbyPool_t pool, int64_t pid) {
+  clearError();
+  if (pool == nullptr)
+    return setError(weftInvalidArgument, "weftStandbyPoolStandbyStarted: pool is NULL");
+  pool->pool->standbyStarted(pid);
+  return weftSuccess;
+}
+
 weftResult_t weftCommReplace(weftComm_t comm, const int* deadRanks, int nDead, weftComm_t* newcomm,
                              int* replaced) {
   clearError();
