@@ -144,12 +144,13 @@ PlanRunner::Waits PlanRunner::collectWaits() {
     const bool bell = wake.via == ChannelWake::Via::kDoorbell;
     if (bell)
       w.bellFlows = true;
-    else if (wake.via == ChannelWake::Via::kFd)
+    else if (wake.via == ChannelWake::Via::kFd || wake.via == ChannelWake::Via::kFdIn)
       w.fdFlows = true;
     else
       w.polledFlows = true;  // verbs: completions are polled, nothing to sleep on
     if (wake.fd < 0) continue;
-    const bool pollOut = plan_.isSend(f) && !bell;  // a doorbell channel's fd: its peer's death
+    // A doorbell channel's fd reports its peer's death; kFdIn, arrivals.
+    const bool pollOut = plan_.isSend(f) && wake.via == ChannelWake::Via::kFd;
     pfds[w.npfd++] = {wake.fd, static_cast<short>(pollOut ? POLLOUT : POLLIN), 0};
   }
   return w;

@@ -147,7 +147,7 @@ void awaitBytes(Channel* ch, std::chrono::steady_clock::time_point deadline) {
       std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
   const int ms = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(10, left.count())));
   const ChannelWake wake = ch->wake();
-  if (wake.via == ChannelWake::Via::kFd) {
+  if ((wake.via == ChannelWake::Via::kFd || wake.via == ChannelWake::Via::kFdIn) && wake.fd >= 0) {
     pollfd p{wake.fd, POLLIN, 0};
     poll(&p, 1, ms);
   } else {

@@ -24,6 +24,8 @@ struct ChannelWake {
     kDoorbell,  // the rank's doorbell (ChannelTable::doorbell); `fd` becomes
                 // readable only when the peer is gone (shared memory)
     kRetry,     // nothing to sleep on: retry, yielding (verbs' completion queues)
+    kFdIn,      // poll() `fd` for POLLIN whichever way the flow moves: a
+                // listener where the channel's connections are still arriving
   };
   Via via = Via::kRetry;
   int fd = -1;

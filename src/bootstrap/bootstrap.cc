@@ -241,6 +241,8 @@ weftResult_t Bootstrap::tryAcceptPeer(int peer, uint32_t tag, int* fd) {
   return weftSuccess;
 }
 
+int Bootstrap::arrivalFd() const { return gate_ && gate_->pending() > 0 ? -1 : listenFd_; }
+
 weftResult_t Bootstrap::stashArrivals(int waitMs) {
   std::vector<std::pair<int, Hello>> ready;
   if (!gate_) gate_ = std::make_unique<HelloGate>(listenFd_);

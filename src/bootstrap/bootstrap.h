@@ -56,6 +56,10 @@ class Bootstrap {
   weftResult_t acceptPeer(int peer, uint32_t tag, int* fd);
   // acceptPeer without waiting: *fd = -1 when that connection has not come yet.
   weftResult_t tryAcceptPeer(int peer, uint32_t tag, int* fd);
+  // What a caller of tryAcceptPeer may sleep on (POLLIN) until a connection
+  // arrives: the listener; -1 while an accepted one still owes its Hello,
+  // whose bytes the listener would not report (retry then).
+  int arrivalFd() const;
 
   // Wakes anything blocked in this bootstrap (used by abort).
   void shutdownAll();

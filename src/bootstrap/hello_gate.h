@@ -30,6 +30,8 @@ class HelloGate {
   // arrived. Connections whose Hello is complete are appended to `ready`;
   // their sockets then belong to the caller (the Hello is not yet checked).
   weftResult_t poll(int waitMs, std::vector<std::pair<int, Hello>>* ready);
+  // Connections accepted that still owe their Hello.
+  size_t pending() const { return pending_.size(); }
 
  private:
   struct Pending {

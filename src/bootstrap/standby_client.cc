@@ -61,8 +61,8 @@ weftResult_t request(const std::string& text, StandbyRequest* req, int* fd,
   req->magic = kStandbyMagic;
   WEFT_CHECK(parseAddr(text, &addr, req->secret));
   WEFT_CHECK(connectTo(addr, Deadline::after(connectSec), nullptr, "the standby pool", fd));
-  const weftResult_t r =
-      sendAll(*fd, req, sizeof(*req), Deadline::after(kStandbyRequestSec), nullptr, "the standby pool");
+  const weftResult_t r = sendAll(*fd, req, sizeof(*req), Deadline::after(kStandbyRequestSec),
+                                 nullptr, "the standby pool");
   if (r != weftSuccess) closeFd(fd);
   return r;
 }
@@ -72,8 +72,8 @@ weftResult_t ask(const std::string& text, StandbyRequest* req, StandbyAnswer* an
                  double answerSec = 30.0) {
   int fd = -1;
   WEFT_CHECK(request(text, req, &fd));
-  const weftResult_t r = recvAll(fd, answer, sizeof(*answer), Deadline::after(answerSec), nullptr,
-                                 "the standby pool");
+  const weftResult_t r =
+      recvAll(fd, answer, sizeof(*answer), Deadline::after(answerSec), nullptr, "the standby pool");
   closeFd(&fd);
   answer->text[sizeof(answer->text) - 1] = '\0';
   return r;

@@ -21,11 +21,14 @@
 # when this machine cannot make namespaces, 2 on bad usage.
 #
 #   netns_job.sh [--nodes K] [--ppn P] [--link tun|veth] [--delay-us D]
-#                [--rate-mbit R] [--placement block|cyclic] [--timeout S]
+#                [--rate-mbit R] [--queue-ms Q] [--placement block|cyclic] [--timeout S]
 #                [--relay PATH] [--relay-rt] [--all-logs] [--cut NODE] [--mpirun]
 #                [--leaves L --spine-mbit S [--leaf-placement cyclic|block]
 #                 [--fabric-out FILE]]
 #                -- PROGRAM ARGS...
+# --queue-ms Q (veth) sizes each shaped link's queue to Q ms at its rate
+# (default 20; a tail drop past it): a deep queue drops nothing, as a
+# lossless (InfiniBand, RoCE with PFC) fabric would not.
 # --relay-rt runs the relay at real-time priority (chrt -f 1): the emulated
 # network then does not wait for a core behind the ranks, as a real one would not.
 # --cut NODE (veth only) is the link-cut fault: once the job creates the file
@@ -42,7 +45,7 @@
 set -uo pipefail
 
 NODES=4 PPN=2 LINK=tun DELAY_US=0 RATE_MBIT=0 PLACEMENT=block TIMEOUT=120 ALL_LOGS=0 RELAY_RT=()
-CUT="" MPIRUN=0 LEAVES=1 SPINE_MBIT=0 LEAF_PLACEMENT=cyclic FABRIC_OUT=""
+CUT="" MPIRUN=0 LEAVES=1 SPINE_MBIT=0 LEAF_PLACEMENT=cyclic FABRIC_OUT="" QUEUE_MS=20
 RELAY=${WEFT_TUN_RELAY:-$(dirname "$0")/weft-tun-relay}
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -51,6 +54,7 @@ while [ $# -gt 0 ]; do
     --link) LINK=$2; shift 2 ;;
     --delay-us) DELAY_US=$2; shift 2 ;;
     --rate-mbit) RATE_MBIT=$2; shift 2 ;;
+    --queue-ms) QUEUE_MS=$2; shift 2 ;;
     --placement) PLACEMENT=$2; shift 2 ;;
     --timeout) TIMEOUT=$2; shift 2 ;;
     --relay) RELAY=$2; shift 2 ;;
@@ -162,7 +166,7 @@ else
       ip -n "$HUB" link set "d$l" master brs up
       for dev in "u$l" "d$l"; do
         ip netns exec "$HUB" tc qdisc add dev "$dev" root tbf rate "${SPINE_MBIT}mbit" \
-          burst 256kb latency 20ms
+          burst 256kb latency ${QUEUE_MS}ms
       done
     done
   fi
@@ -178,9 +182,9 @@ else
     if [ "$RATE_MBIT" != 0 ]; then
       # Both directions of the node's link: its egress, and the bridge port towards it.
       ip netns exec "${NS[i]}" tc qdisc add dev $IFNAME root tbf rate "${RATE_MBIT}mbit" \
-        burst 256kb latency 20ms
+        burst 256kb latency ${QUEUE_MS}ms
       ip netns exec "$HUB" tc qdisc add dev "p$i" root tbf rate "${RATE_MBIT}mbit" \
-        burst 256kb latency 20ms
+        burst 256kb latency ${QUEUE_MS}ms
     fi
   done
 fi

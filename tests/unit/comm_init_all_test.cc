@@ -7,6 +7,9 @@
 
 #include "base/fd_limit.h"
 
+#include <time.h>
+
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -135,6 +138,47 @@ TEST(CommInitAll, TcpStreamsHaveLanesPerDirectionUnlessTurnedOff) {
     EXPECT_EQ(used[l] - used[0], kRanks * (layouts[l].inUse - layouts[0].inUse))
         << "layout " << l << ": " << used[l] << " descriptors in use against " << used[0];
   }
+}
+
+// A rank whose large call waits for a peer's lanes (they open on first use,
+// and the peer is late to the call) sleeps on its listener rather than
+// spinning a core: the process's CPU time over the peer's 600 ms of lateness
+// stays far below the wall time.
+TEST(CommInitAll, RankWaitingForItsLanesSleeps) {
+  setenv("WEFT_SHM_DISABLE", "1", 1);
+  weftComm_t comms[2] = {nullptr, nullptr};
+  ASSERT_EQ(weftCommInitAll(comms, 2, nullptr), weftSuccess) << weftGetLastError(nullptr);
+  unsetenv("WEFT_SHM_DISABLE");
+  const size_t count = 1 << 20;  // 4 MiB: over the lanes
+  std::vector<float> in[2], out[2];
+  for (int r = 0; r < 2; ++r) {
+    in[r].assign(count, static_cast<float>(r + 1));
+    out[r].assign(count, 0.0f);
+  }
+  weftResult_t got[2] = {weftInternalError, weftInternalError};
+  auto call = [&](int r) {
+    got[r] =
+        weftAllReduce(in[r].data(), out[r].data(), count, weftFloat, weftSum, comms[r], nullptr);
+  };
+  timespec cpu0{}, cpu1{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu0);
+  const auto wall0 = std::chrono::steady_clock::now();
+  std::thread higher(call, 1);  // rank 1 takes the lanes rank 0 opens
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu1);
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  std::thread lower(call, 0);
+  higher.join();
+  lower.join();
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(got[r], weftSuccess) << weftGetLastError(nullptr);
+    EXPECT_EQ(out[r][0], 3.0f);
+    EXPECT_EQ(out[r][count - 1], 3.0f);
+    EXPECT_EQ(weftCommDestroy(comms[r]), weftSuccess);
+  }
+  const double cpu = (cpu1.tv_sec - cpu0.tv_sec) + (cpu1.tv_nsec - cpu0.tv_nsec) * 1e-9;
+  EXPECT_LT(cpu, 0.25 * wall) << cpu << " s of CPU in " << wall << " s";
 }
 
 }  // namespace

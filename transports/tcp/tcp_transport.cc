@@ -194,8 +194,12 @@ weftResult_t TcpTransport::LaneStandIn::tryPeek(void* d, size_t n, size_t* got) 
   return lane()->tryPeek(d, n, got);
 }
 
+// The higher rank sleeps on the listener until the lanes arrive (the lower
+// rank's stand-in is ready after prepare: its connects complete at once).
 ChannelWake TcpTransport::LaneStandIn::wake() const {
-  return t_->lanesDone_[peer_] ? lane()->wake() : ChannelWake{ChannelWake::Via::kRetry, -1};
+  if (t_->lanesDone_[peer_]) return lane()->wake();
+  const int fd = t_->bs_->arrivalFd();
+  return fd >= 0 ? ChannelWake{ChannelWake::Via::kFdIn, fd} : ChannelWake{};
 }
 
 weftResult_t TcpTransport::LaneStandIn::checkPeer() const {
