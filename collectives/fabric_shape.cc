@@ -103,6 +103,7 @@ FabricShape fabricShape(const topo::Fabric& fabric, const std::vector<int>& leaf
   for (int l : leaves) pods.push_back(fabric.leaves[l].pod);
   std::sort(pods.begin(), pods.end());
   pods.erase(std::unique(pods.begin(), pods.end()), pods.end());
+  for (int l : leaves) s.uplinkOversub = std::max(s.uplinkOversub, fabric.leafOversubscription(l));
   s.leaves = static_cast<int>(leaves.size());
   s.pods = static_cast<int>(pods.size());
   // Rings over nodes cross where the nodes' leaves change; the flat ring also

@@ -17,6 +17,7 @@ struct FabricShape {
   bool known = false;
   int leaves = 0, pods = 0;   // in use by this communicator
   int nics = 1;               // a node's links to its leaf (rails), shared by its ranks
+  double uplinkOversub = 1;   // the most oversubscribed uplink of the leaves in use
   double ringLoad = 1;        // rings over the nodes (flat or hierarchical)
   double treeLoad = 0;        // double binary tree over every rank: bytes per byte of buffer
   double acrossTreeLoad = 0;  // the same over the nodes (hierarchical tree)

@@ -1,5 +1,6 @@
-// Hierarchical allreduce and allgather (hier.cc): inside each node over shared
-// memory, across nodes between ranks of equal local index.
+// Hierarchical allreduce and allgather (hier.cc) and all-to-all
+// (hier_alltoall.cc): inside each node over shared memory, across nodes
+// between ranks of equal local index.
 #pragma once
 
 #include "collectives/coll_context.h"
@@ -20,5 +21,13 @@ enum class Across { kRing, kTree, kRecursiveDoubling, kHalvingDoubling, kLeafRin
 weftResult_t hierAllReduce(CollContext& ctx, const CommTopo& topo, const CollArgs& args,
                            Across across);
 weftResult_t hierAllGather(CollContext& ctx, const CommTopo& topo, const CollArgs& args);
+// All-to-all through the node, then between ranks of equal local index
+// (hier_alltoall.cc): where hierUsable. Uses scratch of the output's size.
+weftResult_t hierAllToAll(CollContext& ctx, const CommTopo& topo, const CollArgs& args);
+// Whether the selection table runs all-to-all through the node when nothing
+// is forced: where it applies on a rail-optimised fabric (WEFT_FABRIC's
+// "rails") with oversubscribed uplinks, which it keeps the rail changes off
+// (without oversubscription its first phase, not overlapped, costs more).
+bool hierAllToAllPreferred(const CommTopo& topo);
 
 }  // namespace weft

@@ -62,7 +62,8 @@ const ConfigVar kConfigVars[] = {
      ConfigType::kSize, 64, 64 * kMiB, "a size from 64 to 64M"},
     {"WEFT_ALGO", "auto",
      "Force an algorithm: auto (the tuner), ring (pipelined ring/chain), oneshot (one round), "
-     "tree (double binary tree allreduce), hier (inside nodes, then across), hier-leaf "
+     "tree (double binary tree allreduce), hier (inside nodes, then across; all-to-all through "
+     "the node, then between equal local indices), hier-leaf "
      "(allreduce inside nodes, then rings inside each WEFT_FABRIC leaf and across leaves, where "
      "leaves hold equally many nodes; across leaves as rings inside each pod and across pods, "
      "where pods hold equally many leaves), rd (recursive doubling allreduce, across nodes after "

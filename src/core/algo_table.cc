@@ -133,6 +133,14 @@ const NodeRow kNodeRows[] = {
        if (s.forced == AlgoId::kOneshot) return stagingFits(s);
        return s.forced == AlgoId::kAuto && oneRoundFits(s, kOneshotReceiveMax) && stagingFits(s);
      }},
+    // Nodes of equal size: all-to-all through the node, forced (hier) or on a
+    // rail-optimised fabric, where it keeps the traffic between nodes on rails.
+    {AlgoId::kHierRing, kA2A,
+     [](const Sel& s) {
+       return s.forced == AlgoId::kHierRing
+                  ? hierUsable(s.comm->topo)
+                  : s.forced == AlgoId::kAuto && hierAllToAllPreferred(s.comm->topo);
+     }},
     {AlgoId::kDirect, kAG | kBC | kRD | kA2A,
      [](const Sel& s) {
        switch (s.call.kind) {
@@ -283,7 +291,7 @@ weftResult_t runOverChannels(weftComm* comm, const Call& call, AlgoId id) {
     case CollKind::kReduce:
       return id == AlgoId::kDirect ? directReduce(ctx, a) : chainReduce(ctx, a);
     case CollKind::kAllToAll:
-      return directAllToAll(ctx, a);
+      return id == AlgoId::kHierRing ? hierAllToAll(ctx, comm->topo, a) : directAllToAll(ctx, a);
     case CollKind::kBarrier:
       return channelBarrier(ctx);
     default:

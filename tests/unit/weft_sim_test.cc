@@ -1,7 +1,7 @@
 // weft-sim's parts: max-min sharing, plans recorded from weft's own ring
 // (the fabric-aware order), the two timing modes against each other, and the
 // fabric-aware placement against the blind one on an oversubscribed fabric,
-// and exact mode's link sharing on a hand-made incast.
+// all-to-all on rails, and exact mode's link sharing on a hand-made incast.
 #include <gtest/gtest.h>
 
 #include "sim_exact.h"
@@ -124,6 +124,51 @@ TEST(WeftSim, RailAlignedRingStaysOffTheSpine) {
   // On the rail switches alone, every NIC moves at its full rate: a ring of
   // 16 moves 2 x 15/16 of the buffer over each hop between nodes.
   EXPECT_NEAR(aware, 2.0 * 15 / 16 * bytes / 1e3, 0.1 * 2.0 * 15 / 16 * bytes / 1e3);
+}
+
+// All-to-all on the same kind of rails (8 nodes of 4 under one leaf): the
+// direct form sends 3/4 of what leaves a node to another rail, through the
+// 4:1 uplinks; through the node, every hop between nodes stays on a rail
+// switch. Without oversubscription the direct form is faster (the form
+// through the node adds its first phase), and auto picks each where it wins.
+TEST(WeftSim, AllToAllThroughTheNodeStaysOnTheRails) {
+  auto railed = [](double over) {
+    Cluster c;
+    c.nranks = 32;
+    c.ppn = 4;
+    c.fabric = syntheticFabric(1, 8, 0, 8, over, 1, 4);
+    c.leafOfNode = placeNodes(c.fabric, 8, false);
+    return c;
+  };
+  auto allToAll = [](const Cluster& c, weft::AlgoId algo, weft::AlgoId* picked) {
+    SimCall call;
+    call.allReduce = false;
+    call.allToAll = true;
+    call.bytesPerRank = 256 << 10;  // per peer: 8 MiB per rank
+    call.forced = algo;
+    weft::AlgoChoice choice;
+    std::string why;
+    EXPECT_TRUE(chooseAlgo(c, call, &choice, &why)) << why;
+    *picked = choice.algo;
+    std::vector<RankPlans> plans(c.nranks);
+    for (int r = 0; r < c.nranks; ++r)
+      EXPECT_TRUE(recordRank(c, call, choice, r, &plans[r], &why)) << why;
+    SimResult res;
+    EXPECT_TRUE(timeExact(c, Network(c), plans, 3, &res, &why)) << why;
+    return res.timeUs;
+  };
+  weft::AlgoId picked = weft::AlgoId::kAuto;
+  const Cluster thin = railed(4);
+  const double direct = allToAll(thin, weft::AlgoId::kDirect, &picked);
+  const double hier = allToAll(thin, weft::AlgoId::kHierRing, &picked);
+  EXPECT_GT(direct / hier, 2.0) << "direct " << direct << " us, through the node " << hier;
+  allToAll(thin, weft::AlgoId::kAuto, &picked);
+  EXPECT_EQ(picked, weft::AlgoId::kHierRing);
+  const Cluster full = railed(1);
+  EXPECT_LT(allToAll(full, weft::AlgoId::kDirect, &picked),
+            allToAll(full, weft::AlgoId::kHierRing, &picked));
+  allToAll(full, weft::AlgoId::kAuto, &picked);
+  EXPECT_EQ(picked, weft::AlgoId::kDirect);
 }
 
 TEST(WeftSim, AStragglerDelaysTheRingByItsLateness) {

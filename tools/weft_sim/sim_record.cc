@@ -8,6 +8,7 @@
 
 #include "collectives/coll_context.h"
 #include "collectives/comm_topo.h"
+#include "collectives/hier.h"
 #include "collectives/modelled_run.h"
 
 namespace weft {
@@ -128,6 +129,17 @@ bool chooseAlgo(const Cluster& c, const SimCall& call, AlgoChoice* choice, std::
   Tuner tuner;
   tuner.setup(&topo, intra, inter, kMaxChunk, kStreams, 0);
   const size_t b = call.bytesPerRank;
+  if (call.allToAll) {  // no model: the selection table's rule, or the forced form
+    const AlgoId id = call.forced != AlgoId::kAuto  ? call.forced
+                      : hierAllToAllPreferred(topo) ? AlgoId::kHierRing
+                                                    : AlgoId::kDirect;
+    if (id == AlgoId::kHierRing && !hierUsable(topo)) {
+      *why = "hier does not apply to this cluster (one rank per node, or nodes unequal)";
+      return false;
+    }
+    *choice = AlgoChoice{id, 0, 1, -1};
+    return true;
+  }
   if (call.forced == AlgoId::kAuto) {
     *choice = call.allReduce ? tuner.pickAllReduce(b) : tuner.pickAllGather(b);
   } else {
@@ -151,7 +163,7 @@ bool recordRank(const Cluster& c, const SimCall& call, const AlgoChoice& choice,
   CommTopo topo;
   buildTopo(c, rank, &table, &topo);
   const size_t count = call.bytesPerRank / 4;
-  const size_t total = call.bytesPerRank * (call.allReduce ? 1 : c.nranks);
+  const size_t total = call.bytesPerRank * (call.allReduce ? 1 : c.nranks);  // per rank
   static Scratch scratch;  // rd keeps partial sums here (touched once, as in weft)
   Reserved buffer(total + 4096), staging(64 << 20);
   if (buffer.get() == nullptr || staging.get() == nullptr) {
@@ -175,7 +187,13 @@ bool recordRank(const Cluster& c, const SimCall& call, const AlgoChoice& choice,
   a.recvbuff = buffer.get();
   a.sendbuff = call.allReduce ? buffer.get() : buffer.get() + rank * call.bytesPerRank;
   out->phases.clear();
-  weftResult_t r = runModelled(ctx, topo, call.allReduce, a, choice);
+  weftResult_t r;
+  if (call.allToAll) {
+    a.sendbuff = buffer.get();
+    r = choice.algo == AlgoId::kHierRing ? hierAllToAll(ctx, topo, a) : directAllToAll(ctx, a);
+  } else {
+    r = runModelled(ctx, topo, call.allReduce, a, choice);
+  }
   if (r != weftSuccess) {
     *why = std::string("recording rank ") + std::to_string(rank) + "'s plan failed";
     return false;

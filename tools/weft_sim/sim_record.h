@@ -39,7 +39,9 @@ struct RankPlans {
 
 struct SimCall {
   bool allReduce = true;
-  size_t bytesPerRank = 0;  // allreduce: the buffer; allgather: each rank's piece
+  bool allToAll = false;    // then allReduce is false
+  size_t bytesPerRank = 0;  // allreduce: the buffer; allgather: each rank's piece;
+                            // alltoall: the block for each peer
   AlgoId forced = AlgoId::kAuto;
   int streams = 0;  // 0: the tuner's
 };

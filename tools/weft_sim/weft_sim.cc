@@ -26,19 +26,20 @@ using namespace weft;
 using namespace weft::sim;
 
 const char kUsage[] =
-    "usage: weft-sim -n RANKS [--ppn P] [--op allreduce|allgather] [-b MIN] [-e MAX] [-f F]\n"
-    "         [--algo auto|all|ring|tree|hier|hier-tree|hier-leaf|rd|rhd|direct]\n"
+    "usage: weft-sim -n RANKS [--ppn P] [--op allreduce|allgather|alltoall] [-b MIN] [-e MAX]\n"
+    "         [-f F] [--algo auto|all|ring|tree|hier|hier-tree|hier-leaf|rd|rhd|direct]\n"
     "         [--mode exact|phase]\n"
     "         [--fabric FILE | --leaves L --nodes-per-leaf K [--leaves-per-pod M]\n"
     "          [--node-gbit G] [--oversub X] [--pod-oversub Y] [--rails R]]\n"
     "         [--leaf-placement fill|cyclic]\n"
     "         [--fabric-blind] [--spines S] [--intra-gbps B] [--intra-us U] [--message-us O]\n"
     "         [--slow-node NODE:FACTOR] [--straggler RANK:US] [--efficiency E] [--json FILE]\n"
-    "  Sizes as the perf tools count them (allgather: the gathered total).\n";
+    "  Sizes as the perf tools count them (allgather: the gathered total; alltoall: each\n"
+    "  rank's whole buffer). alltoall: direct, or hier (through the node).\n";
 
 struct Options {
   int ranks = 0, ppn = 1;
-  bool allReduce = true;
+  bool allReduce = true, allToAll = false;
   size_t minBytes = 1 << 20, maxBytes = 1 << 20;
   int factor = 2;
   std::string algo = "auto", mode = "exact", fabricFile, json;
@@ -67,9 +68,12 @@ bool parseArgs(int argc, char** argv, Options* o) {
       o->ranks = std::atoi(v);
     else if (a == "--ppn")
       o->ppn = std::atoi(v);
-    else if (a == "--op")
-      o->allReduce = std::strcmp(v, "allgather") != 0;
-    else if (a == "-b") {
+    else if (a == "--op") {
+      const std::string op = v;
+      if (op != "allreduce" && op != "allgather" && op != "alltoall") return false;
+      o->allReduce = op == "allreduce";
+      o->allToAll = op == "alltoall";
+    } else if (a == "-b") {
       if (!parseBytes(v, &o->minBytes)) return false;
     } else if (a == "-e") {
       if (!parseBytes(v, &o->maxBytes)) return false;
@@ -142,6 +146,14 @@ std::vector<AlgoId> algosOf(const Options& o, std::string* why) {
                                                              {"direct", AlgoId::kDirect}};
   if (o.algo == "auto") return {AlgoId::kAuto};
   std::vector<AlgoId> out;
+  if (o.allToAll) {
+    for (const auto& n : names)
+      if ((n.second == AlgoId::kDirect || n.second == AlgoId::kHierRing) &&
+          (o.algo == "all" || o.algo == n.first))
+        out.push_back(n.second);
+    if (out.empty()) *why = "--algo " + o.algo + ": alltoall runs direct or hier";
+    return out;
+  }
   for (const auto& n : names) {
     bool forAllReduce = n.second != AlgoId::kDirect;
     bool forAllGather =
@@ -192,11 +204,16 @@ bool makeCluster(const Options& o, Cluster* c, std::string* why) {
 
 double busFactor(bool allReduce, int n) { return allReduce ? 2.0 * (n - 1) / n : (n - 1.0) / n; }
 
+const char* opName(const Options& o) {
+  return o.allToAll ? "alltoall" : o.allReduce ? "allreduce" : "allgather";
+}
+
 // One algorithm at one size, both modes: false with *why when it cannot be simulated.
 bool simulateOne(const Options& o, const Cluster& c, const Network& net,
                  const std::vector<int>& ring, const SimCall& call, const AlgoChoice& choice,
                  SimResult* res, std::string* why) {
   if (o.mode == "phase") {
+    if (call.allToAll) return *why = "phase mode models the flat ring only", false;
     RankPlans plan;
     return recordRank(c, call, choice, ring[0], &plan, why) &&
            timePhase(c, net, plan, ring[0], ring, o.messageUs, res, why);
@@ -216,9 +233,8 @@ std::string record(const Options& o, const Cluster& c, size_t size, const AlgoCh
                 "\"nranks\": %d, \"mode\": \"%s\", \"size\": %zu, \"time_us\": %.3f, "
                 "\"algbw\": %.6f, \"busbw\": %.6f, \"tuner_us\": %.3f, \"pick\": %s, "
                 "\"sim_seconds\": %.3f}",
-                algoName(choice.algo), o.allReduce ? "allreduce" : "allgather", c.nranks,
-                o.mode.c_str(), size, res.timeUs, algbw, busbw, choice.predictedUs,
-                picked ? "true" : "false", wall);
+                algoName(choice.algo), opName(o), c.nranks, o.mode.c_str(), size, res.timeUs, algbw,
+                busbw, choice.predictedUs, picked ? "true" : "false", wall);
   return rec;
 }
 
@@ -241,7 +257,7 @@ int main(int argc, char** argv) {
   const std::vector<int> ring = ringOrder(c);
   std::printf("# weft-sim: %d ranks, %d per node, %d nodes; %s%s; %s mode; %s\n", c.nranks, c.ppn,
               c.nnodes(), c.fabric.summary().c_str(), c.blind ? " (placement blind to it)" : "",
-              o.mode.c_str(), o.allReduce ? "allreduce" : "allgather");
+              o.mode.c_str(), opName(o));
   std::printf("%12s %10s %12s %10s %10s %12s %s\n", "size", "algo", "time(us)", "algbw", "busbw",
               "tuner(us)", "pick");
   std::string records;
@@ -249,7 +265,8 @@ int main(int argc, char** argv) {
   for (size_t size = o.minBytes; size <= o.maxBytes; size *= o.factor) {
     SimCall call;
     call.allReduce = o.allReduce;
-    call.bytesPerRank = o.allReduce ? size : size / c.nranks;
+    call.allToAll = o.allToAll;
+    call.bytesPerRank = o.allReduce ? size : size / c.nranks;  // alltoall: a block per peer
     call.bytesPerRank -= call.bytesPerRank % 4;
     AlgoChoice pick;
     SimResult sizePick;  // this size's busiest links: the pick's, else the first simulated
@@ -270,9 +287,10 @@ int main(int argc, char** argv) {
       const double busbw = algbw * busFactor(o.allReduce, c.nranks);
       const bool picked = choice.algo == pick.algo;
       if (picked || sizePick.busiest.empty()) sizePick = res;
-      std::printf("%12zu %10s %12.1f %10.3f %10.3f %12.1f %s  [%.2f s]\n", size,
-                  algoName(choice.algo), res.timeUs, algbw, busbw, choice.predictedUs,
-                  picked ? "*" : "", wall);
+      char tuner[32] = "-";  // all-to-all has no model: the table's rule picks
+      if (choice.predictedUs >= 0) std::snprintf(tuner, sizeof(tuner), "%.1f", choice.predictedUs);
+      std::printf("%12zu %10s %12.1f %10.3f %10.3f %12s %s  [%.2f s]\n", size,
+                  algoName(choice.algo), res.timeUs, algbw, busbw, tuner, picked ? "*" : "", wall);
       records += (records.empty() ? "" : ",") +
                  record(o, c, size, choice, res, algbw, busbw, picked, wall);
     }
