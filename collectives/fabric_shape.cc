@@ -76,6 +76,27 @@ double treeLoadOf(const topo::Fabric& f, const Places& at) {
   return worstLoad(f, leaf, pod);
 }
 
+// Recursive doubling's steps over the first 2^m node positions: at step k
+// each swaps with the position whose index differs in bit k; those whose
+// partner sits on another leaf (pod) load its uplink together.
+std::vector<double> pairStepLoads(const topo::Fabric& f, const std::vector<int>& leafOfNodePos) {
+  const int n = static_cast<int>(leafOfNodePos.size());
+  int p2 = 1;
+  while (p2 * 2 <= n) p2 *= 2;
+  std::vector<double> loads;
+  for (int bit = 1; bit < p2; bit *= 2) {
+    std::vector<double> leaf(f.leaves.size(), 0), pod(f.pods.size(), 0);
+    for (int p = 0; p < p2; ++p) {
+      const int a = leafOfNodePos[p], b = leafOfNodePos[p ^ bit];
+      if (a == b) continue;
+      leaf[a] += 1;
+      if (f.leaves[a].pod != f.leaves[b].pod) pod[f.leaves[a].pod] += 1;
+    }
+    loads.push_back(std::max(1.0, worstLoad(f, leaf, pod)));
+  }
+  return loads;
+}
+
 }  // namespace
 
 std::vector<int> fabricNodeOrder(const topo::Fabric& fabric, const std::vector<int>& leafOfNode) {
@@ -119,6 +140,7 @@ FabricShape fabricShape(const topo::Fabric& fabric, const std::vector<int>& leaf
   if (s.pods > 1)
     for (int l : leafOfNodePos) pod[fabric.leaves[l].pod] += 1;
   s.pairLoad = std::max(1.0, worstLoad(fabric, leaf, pod));
+  s.pairStepLoad = pairStepLoads(fabric, leafOfNodePos);
   // Rings across leaves (one per node place, leaves in pod order) leave each
   // leaf once per node on it, and each pod once per node of its fullest leaf.
   std::vector<double> podRings(fabric.pods.size(), 0);
@@ -135,13 +157,19 @@ FabricShape fabricShape(const topo::Fabric& fabric, const std::vector<int>& leaf
 
 std::string FabricShape::describe() const {
   if (!known) return "no fabric description (WEFT_FABRIC unset): uplinks not modelled";
-  char text[256];
+  std::string steps;
+  for (size_t k = 0; k < pairStepLoad.size() && k < 20; ++k) {
+    char one[16];
+    std::snprintf(one, sizeof(one), "%s%.2f", k == 0 ? "" : " ", pairStepLoad[k]);
+    steps += one;
+  }
+  char text[320];
   std::snprintf(text, sizeof(text),
                 "fabric: %d leaf(s) in %d pod(s); uplink load ring %.2f, tree %.2f, tree over "
-                "nodes %.2f, pairwise %.2f, across leaves %.2f, across pods %.2f (1 = no slower "
-                "than a node link)",
-                leaves, pods, ringLoad, treeLoad, acrossTreeLoad, pairLoad, crossLeafLoad,
-                crossPodLoad);
+                "nodes %.2f, pairwise %.2f (by step: %s), across leaves %.2f, across pods %.2f "
+                "(1 = no slower than a node link)",
+                leaves, pods, ringLoad, treeLoad, acrossTreeLoad, pairLoad,
+                steps.empty() ? "-" : steps.c_str(), crossLeafLoad, crossPodLoad);
   return text;
 }
 

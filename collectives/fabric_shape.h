@@ -22,9 +22,13 @@ struct FabricShape {
   double treeLoad = 0;        // double binary tree over every rank: bytes per byte of buffer
   double acrossTreeLoad = 0;  // the same over the nodes (hierarchical tree)
   double pairLoad = 1;        // recursive doubling and halving-doubling: all of a leaf at once
-  double crossLeafLoad = 1;   // rings across leaves, one per node place (hier-leaf)
-  double podLeafLoad = 1;     // the same among one pod's leaves (hier-leaf's pod level)
-  double crossPodLoad = 1;    // rings across pods, one per node place and leaf of a pod
+  // The same per step k over the nodes in their order (partners 2^k places
+  // apart: the near steps stay inside a leaf); empty: pairLoad for all.
+  // The fold of a count that is not a power of two is not followed.
+  std::vector<double> pairStepLoad;
+  double crossLeafLoad = 1;  // rings across leaves, one per node place (hier-leaf)
+  double podLeafLoad = 1;    // the same among one pod's leaves (hier-leaf's pod level)
+  double crossPodLoad = 1;   // rings across pods, one per node place and leaf of a pod
   std::string describe() const;
 };
 

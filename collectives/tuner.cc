@@ -176,16 +176,24 @@ double Tuner::doublingAllReduceUs(AlgoId algo, size_t bytes, size_t* chunk) cons
   // link. The shared-link penalty applies with one flow too: over 8 one-rank
   // nodes halving-doubling's long steps take about 1.2x their ideal, and
   // without it the model would pick it over the ring up to 128 MiB.
-  const double uplinks = N > 1 ? topo_->fabric.pairLoad : 1;
-  auto hop = [&](double b) {
-    return slow.alphaUs + flows * b * slow.usPerByte() * uplinks * sharedLinkPenalty(b) +
+  // The uplinks' load: per step where the fabric gives it (partners 2^k
+  // nodes apart; the near steps, halving-doubling's largest, stay in a leaf).
+  const FabricShape& fabric = topo_->fabric;
+  auto uplinks = [&](int step) {
+    if (N == 1) return 1.0;
+    return step >= 0 && static_cast<size_t>(step) < fabric.pairStepLoad.size()
+               ? fabric.pairStepLoad[step]
+               : fabric.pairLoad;
+  };
+  auto hop = [&](double b, int step) {
+    return slow.alphaUs + flows * b * slow.usPerByte() * uplinks(step) * sharedLinkPenalty(b) +
            chunks(b, c) * o;
   };
   double t = hier ? insideNodeUs(bytes, c) : 0;
-  if (parts > p2) t += 2 * hop(part) + part * r;  // pairs fold first, unfold last
+  if (parts > p2) t += 2 * hop(part, -1) + part * r;  // pairs fold first, unfold last
   for (int k = 0; k < steps; ++k) {
     const double half = part / (2 << k);
-    t += doubling ? hop(part) + part * r : 2 * hop(half) + half * r;
+    t += doubling ? hop(part, k) + part * r : 2 * hop(half, k) + half * r;
   }
   return t;
 }

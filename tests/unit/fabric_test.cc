@@ -196,6 +196,35 @@ TEST(FabricOrder, TunerPaysForOversubscribedUplinks) {
   EXPECT_NE(b.table().find("uplink load ring 4.00"), std::string::npos) << b.table();
 }
 
+// Recursive doubling over nodes in leaf order swaps inside the leaf at its
+// near steps: only the last step (partners 4 apart) crosses the uplinks,
+// with the whole leaf (load 4 on a quarter of 4 node links). In rank order
+// (leaves alternating) the first step crosses instead. The tuner prices
+// halving-doubling by step: its largest halves go at the near steps.
+TEST(FabricOrder, PairStepsInsideALeafLoadNoUplink) {
+  const Fabric f = twoLeavesOf(100);
+  weft::CommTopo aware;
+  aware.build(0, kAlternatingNodes, nullptr, {}, &f, kAlternatingLeaves);
+  EXPECT_EQ(aware.fabric.pairStepLoad, (std::vector<double>{1, 1, 4}));
+  EXPECT_DOUBLE_EQ(aware.fabric.pairLoad, 4);
+  const weft::FabricShape kept = weft::fabricShape(f, kAlternatingLeaves, kAlternatingLeaves);
+  EXPECT_EQ(kept.pairStepLoad, (std::vector<double>{4, 1, 1}));
+  weft::FabricShape worst = aware.fabric;
+  worst.pairStepLoad.clear();  // every step at the leaf's whole load
+  weft::CommTopo flat;
+  flat.build(0, kAlternatingNodes, nullptr, {}, &f, kAlternatingLeaves);
+  flat.fabric = worst;
+  weft::Tuner stepwise, whole;
+  weft::LinkModel link{30, 1.25};
+  stepwise.setup(&aware, link, link, 512 << 10, 4, 0);
+  whole.setup(&flat, link, link, 512 << 10, 4, 0);
+  const size_t big = 64 << 20;
+  EXPECT_LT(stepwise.allReduceUs(weft::AlgoId::kRhd, big, nullptr),
+            0.5 * whole.allReduceUs(weft::AlgoId::kRhd, big, nullptr));
+  EXPECT_NE(stepwise.table().find("pairwise 4.00 (by step: 1.00 1.00 4.00)"), std::string::npos)
+      << stepwise.table();
+}
+
 TEST(FabricOrder, LeafViewsSplitNodesIntoLeavesAndPlaces) {
   const Fabric f = twoLeavesOf(100);
   weft::CommTopo blind, aware;
