@@ -26,8 +26,8 @@ weftResult_t hierAllGather(CollContext& ctx, const CommTopo& topo, const CollArg
 weftResult_t hierAllToAll(CollContext& ctx, const CommTopo& topo, const CollArgs& args);
 // Whether the selection table runs all-to-all through the node when nothing
 // is forced: where it applies on a rail-optimised fabric (WEFT_FABRIC's
-// "rails") with oversubscribed uplinks, which it keeps the rail changes off
-// (without oversubscription its first phase, not overlapped, costs more).
+// "rails") whose oversubscribed uplinks it spares enough rail changes to pay
+// for its first phase (few leaves; hier_alltoall.cc has the rule).
 bool hierAllToAllPreferred(const CommTopo& topo);
 
 }  // namespace weft
