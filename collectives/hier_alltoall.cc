@@ -9,18 +9,18 @@
 // Phase 1 moves each block as its own message over shared memory, straight
 // from the input; blocks for our own node land in the output at once, the
 // others wait in scratch: held[b][i] = local peer i's block for our local
-// index on node b. Small blocks (under kPackBelow) are packed instead, one
-// message per local peer and run, and unpacked into place on arrival: a
-// message costs more than copying a few KiB. Phase 2 sends held[b] as one message of L blocks (a
-// message costs the network more than a copy does), received straight into
-// the output where node b's ranks are consecutive, else into scratch
-// (arrived[b][i]) and copied out at the end. Phase 2 of some node pairs
-// goes in the same group as phase 1 for others, so the node's shared memory
-// works while the network does. Both ends of a pair must exchange in the
-// same group, so pairs are taken by their distance class min(d, N - d),
-// d = (b - a) mod N, which is the same seen from either end: classes are
-// cut into up to kPieces runs; group g gathers for the nodes of run g and
-// exchanges with those of run g - 1.
+// index on node b. Blocks under kPackBelow are packed instead, one message
+// per local peer and run, and put in place on arrival: copying a few KiB
+// costs less than a message. Phase 2 sends held[b] as one message of L
+// blocks, received straight into the output where node b's ranks are
+// consecutive, else into scratch (arrived[b][i]) and copied out at the end.
+//
+// Phase 2 of some node pairs goes in the same group as phase 1 for others,
+// so the node's shared memory works while the network does. Both ends of a
+// pair must exchange in the same group, so pairs are taken by their
+// distance class min(d, N - d), d = (b - a) mod N, the same seen from
+// either end: the classes are cut into up to kPieces runs; group g gathers
+// for the nodes of run g and exchanges with those of run g - 1.
 #include <algorithm>
 #include <cstring>
 
