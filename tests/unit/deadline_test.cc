@@ -203,8 +203,9 @@ struct IdleEnd {
   double seconds;
   bool slept;
 };
-IdleEnd idleUntilNotLook(weft::Waiter& w) {
-  const auto start = Clock::now();
+// `start`: when the waiter's timeout began (its construction), for tests
+// that bound the time from below.
+IdleEnd idleUntilNotLook(weft::Waiter& w, Clock::time_point start = Clock::now()) {
   bool slept = false;
   for (;;) {
     const weft::Waiter::Idle idle = w.idle();
@@ -222,8 +223,9 @@ TEST(Waiter, SpinsYieldsSleepsThenTimesOut) {
   policy.timeoutSec = 0.2;
   policy.spinUs = 1000;
   policy.yieldUs = 1000;
+  const auto constructed = Clock::now();  // before the waiter's own clock starts
   weft::Waiter w(policy);
-  const IdleEnd end = idleUntilNotLook(w);
+  const IdleEnd end = idleUntilNotLook(w, constructed);
   EXPECT_EQ(end.idle, weft::Waiter::Idle::kTimedOut);
   EXPECT_TRUE(end.slept);
   EXPECT_GE(end.seconds, 0.2);
