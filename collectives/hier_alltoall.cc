@@ -66,10 +66,10 @@ struct Layout {
     for (int r = 0; r < g; ++r) nodesOfRun(r, [&count](int) { ++count; });
     return count;
   }
-  // Run g's packed blocks for (or from) local peer j: its nodes in run order.
-  size_t packedAt(int g, int j, int runNodes) const {
-    return (static_cast<size_t>(locals) * nodesBefore(g) + static_cast<size_t>(j) * runNodes) *
-           block;
+  // Where run g's packed blocks for (or from) local peer j start: after the
+  // runs before it (`before` nodes), its nodes in run order.
+  size_t packedAt(int before, int j, int runNodes) const {
+    return (static_cast<size_t>(locals) * before + static_cast<size_t>(j) * runNodes) * block;
   }
   char* outputOf(int rank) const { return recv + static_cast<size_t>(rank) * block; }
   char* inputFor(int rank) const { return send + static_cast<size_t>(rank) * block; }
@@ -94,10 +94,10 @@ void gather(const Layout& l, int g, std::vector<P2POp>* ops) {
 // unpackRun once the group is done.
 void gatherPacked(const Layout& l, int g, bool moving, std::vector<P2POp>* ops) {
   const std::vector<int>& ours = l.topo.nodeRanks[l.node];
-  const int runNodes = l.nodesBefore(g + 1) - l.nodesBefore(g);
+  const int before = l.nodesBefore(g), runNodes = l.nodesBefore(g + 1) - before;
   const size_t bytes = static_cast<size_t>(runNodes) * l.block;
   for (int j = 0; j < l.locals && moving; ++j) {
-    char* out = l.packed + l.packedAt(g, j, runNodes);
+    char* out = l.packed + l.packedAt(before, j, runNodes);
     l.nodesOfRun(g, [&](int b) {
       std::memcpy(out, l.inputFor(l.topo.nodeRanks[b][j]), l.block);
       out += l.block;
@@ -105,16 +105,17 @@ void gatherPacked(const Layout& l, int g, bool moving, std::vector<P2POp>* ops) 
   }
   for (int d = 0; d < l.locals; ++d) {
     const int to = (l.me + d) % l.locals, from = (l.me - d + l.locals) % l.locals;
-    ops->push_back(P2POp{true, ours[to], l.packed + l.packedAt(g, to, runNodes), bytes});
-    ops->push_back(P2POp{false, ours[from], l.unpacked + l.packedAt(g, from, runNodes), bytes});
+    ops->push_back(P2POp{true, ours[to], l.packed + l.packedAt(before, to, runNodes), bytes});
+    ops->push_back(
+        P2POp{false, ours[from], l.unpacked + l.packedAt(before, from, runNodes), bytes});
   }
 }
 
 void unpackRun(const Layout& l, int g) {
   const std::vector<int>& ours = l.topo.nodeRanks[l.node];
-  const int runNodes = l.nodesBefore(g + 1) - l.nodesBefore(g);
+  const int before = l.nodesBefore(g), runNodes = l.nodesBefore(g + 1) - before;
   for (int i = 0; i < l.locals; ++i) {
-    const char* in = l.unpacked + l.packedAt(g, i, runNodes);
+    const char* in = l.unpacked + l.packedAt(before, i, runNodes);
     l.nodesOfRun(g, [&](int b) {
       std::memcpy(b == l.node ? l.outputOf(ours[i]) : l.heldAt(b, i), in, l.block);
       in += l.block;

@@ -124,11 +124,6 @@ bool chooseAlgo(const Cluster& c, const SimCall& call, AlgoChoice* choice, std::
   SimChannelTable table(kStreams);
   CommTopo topo;
   buildTopo(c, 0, &table, &topo);
-  LinkModel intra, inter;
-  clusterLinks(c, &intra, &inter);
-  Tuner tuner;
-  tuner.setup(&topo, intra, inter, kMaxChunk, kStreams, 0);
-  const size_t b = call.bytesPerRank;
   if (call.allToAll) {  // no model: the selection table's rule, or the forced form
     const AlgoId id = call.forced != AlgoId::kAuto  ? call.forced
                       : hierAllToAllPreferred(topo) ? AlgoId::kHierRing
@@ -140,6 +135,11 @@ bool chooseAlgo(const Cluster& c, const SimCall& call, AlgoChoice* choice, std::
     *choice = AlgoChoice{id, 0, 1, -1};
     return true;
   }
+  LinkModel intra, inter;
+  clusterLinks(c, &intra, &inter);
+  Tuner tuner;
+  tuner.setup(&topo, intra, inter, kMaxChunk, kStreams, 0);
+  const size_t b = call.bytesPerRank;
   if (call.forced == AlgoId::kAuto) {
     *choice = call.allReduce ? tuner.pickAllReduce(b) : tuner.pickAllGather(b);
   } else {

@@ -164,7 +164,7 @@ class TcpTransport : public ChannelTable, public Transport {
     TcpTransport* t_;
     int peer_, stream_, dir_;
   };
-  // Sets the congestion control of a new connection; counts it.
+  // Sets the congestion control of a lane connection opened after init.
   weftResult_t tune(int fd);
   Channel* own(std::unique_ptr<Channel> ch) {
     owned_.push_back(std::move(ch));
