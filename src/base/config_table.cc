@@ -55,8 +55,10 @@ const ConfigVar kConfigVars[] = {
      ConfigType::kSize, 0, kNoLimit, "a size"},
     {"WEFT_SOCKET_CONGESTION", "auto",
      "TCP congestion control of the data connections: auto (Reno on connections that stay "
-     "inside one host, where pacing and delay-based slow-start exits only cost; the system's "
-     "between hosts), system (always the system's), or an algorithm name such as cubic."},
+     "inside one host, where pacing and delay-based slow-start exits only cost; between hosts "
+     "the system's, but CUBIC, else Reno, in place of BBR, whose probing overfills shallow "
+     "switch queues when a collective's flows start together), system (always the system's), "
+     "or an algorithm name such as cubic."},
     {"WEFT_CHUNK", "512K",
      "Bytes per pipelined chunk (K/M suffixes); unset, the tuner picks up to this much.",
      ConfigType::kSize, 64, 64 * kMiB, "a size from 64 to 64M"},

@@ -106,6 +106,21 @@ TEST(ApplyCongestion, AutoPutsLoopbackOnReno) {
   }
 }
 
+TEST(ApplyCongestion, AutoReplacesBbrBetweenHostsOnly) {
+  auto names = [](bool sameHost, const char* running) {
+    std::string out;
+    for (const char* n : autoCongestion(sameHost, running))
+      out += std::string(out.empty() ? "" : " ") + n;
+    return out;
+  };
+  EXPECT_EQ(names(true, "bbr"), "reno");
+  EXPECT_EQ(names(true, "cubic"), "reno");
+  EXPECT_EQ(names(false, "bbr"), "cubic reno");
+  EXPECT_EQ(names(false, "cubic"), "");
+  EXPECT_EQ(names(false, "dctcp"), "");
+  EXPECT_EQ(names(false, ""), "");
+}
+
 TEST(ApplyCongestion, SystemLeavesTheDefault) {
   const std::string def = systemDefault();
   if (def.empty()) GTEST_SKIP() << "SKIPPED: /proc/sys/net/ipv4/tcp_congestion_control unreadable";

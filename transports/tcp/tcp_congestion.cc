@@ -64,6 +64,14 @@ weftResult_t setAlgorithm(int fd, const std::string& name) {
 
 }  // namespace
 
+std::vector<const char*> autoCongestion(bool sameHost, const std::string& running) {
+  if (sameHost) return {kSameHostAlgorithm};
+  // CUBIC needs CAP_NET_ADMIN where the system allows only its default and
+  // Reno; Reno behaves alike at a data centre's round trips.
+  if (running == "bbr") return {"cubic", "reno"};
+  return {};
+}
+
 bool sameHostAddresses(const sockaddr_storage& local, const sockaddr_storage& peer) {
   uint32_t l4 = 0, p4 = 0;
   const bool localV4 = ipv4Of(local, &l4), peerV4 = ipv4Of(peer, &p4);
@@ -99,10 +107,11 @@ weftResult_t applyCongestion(int fd, const std::string& setting, CongestionOutco
                   getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &plen) == 0 &&
                   sameHostAddresses(local, peer);
   if (setting == "auto") {
-    // Best effort: a kernel built without Reno (none is) keeps its default.
-    if (out->sameHost)
-      setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, kSameHostAlgorithm,
-                 static_cast<socklen_t>(strlen(kSameHostAlgorithm)));
+    // Best effort: what the kernel refuses leaves the next choice, or its default.
+    for (const char* name : autoCongestion(out->sameHost, runningOn(fd)))
+      if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, static_cast<socklen_t>(strlen(name))) ==
+          0)
+        break;
   } else if (setting != "system") {
     WEFT_CHECK(setAlgorithm(fd, setting));
   }

@@ -9,9 +9,14 @@
 // exit reads the receiver's scheduling delay as queueing. Reno does neither:
 // with no losses its window just grows, so only the receive window limits the
 // sender. With BBR as the system default, large loopback allreduces run
-// faster on Reno and nothing slower (docs/tuning.md, "TCP congestion control inside one host").
-// Connections between hosts keep the system's algorithm: there the network
-// may well need one.
+// faster on Reno and nothing slower (docs/tuning.md, "TCP congestion control").
+// Connections between hosts keep the system's algorithm (there the network
+// may well need one), except BBR (version 1, the kernel's "bbr"): its probing
+// overfills shallow switch queues when flows start together, as a
+// collective's do each step. On emulated hosts with 20 ms tail-drop queues a
+// halving-doubling allreduce ran 1.5x slower on BBR than on CUBIC or Reno,
+// with some 3,000 retransmitted segments per rank and job against at most 113
+// (docs/tuning.md, "TCP congestion control").
 //
 // "reno" may be set by any process (the kernel always allows it); other names
 // must be in net.ipv4.tcp_allowed_congestion_control unless the process has
@@ -21,6 +26,7 @@
 #include <sys/socket.h>
 
 #include <string>
+#include <vector>
 
 #include "weft/weft.h"
 
@@ -43,9 +49,14 @@ struct CongestionOutcome {
   std::string running;    // the algorithm the socket runs now ("" if the kernel won't say)
 };
 
+// What "auto" sets on a connection now running `running`, in order of
+// preference (the first the kernel accepts); empty: leave it.
+std::vector<const char*> autoCongestion(bool sameHost, const std::string& running);
+
 // Applies `setting` to the connected TCP socket `fd`: "auto" sets Reno when
-// the connection stays inside the host (sameHostAddresses) and leaves it
-// otherwise, "system" always leaves it, and a name sets that algorithm.
+// the connection stays inside the host (sameHostAddresses), replaces BBR
+// between hosts (autoCongestion) and leaves the rest, "system" always leaves it, and a name sets
+// that algorithm.
 weftResult_t applyCongestion(int fd, const std::string& setting, CongestionOutcome* out);
 
 }  // namespace weft
