@@ -13,7 +13,9 @@ namespace weft {
 // Waits, bounded by WEFT_TIMEOUT and the abort flag, until some peer's next
 // bytes to this rank are a send's header, and names that peer. Peers are
 // looked at in turn from `after` + 1, so that a busy sender cannot starve
-// the others. A peer's failure fails the wait (its sends would never come).
+// the others. A peer's failure fails the wait (its sends would never come)
+// where this rank has a connection to it; a look opens none (a TCP peer not
+// met yet is connected by its own first send: tcp/lazy_connection.h).
 weftResult_t waitForAnySender(CollContext& ctx, int after, int* source);
 
 }  // namespace weft

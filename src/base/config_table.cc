@@ -45,6 +45,12 @@ const ConfigVar kConfigVars[] = {
      "Connections each direction's large-call data is spread over, per stream, in 128 KiB "
      "pieces: the kernel moves the pieces side by side (1 to 16; 1 is one connection).",
      ConfigType::kSize, 1, 16, "1 to 16"},
+    {"WEFT_RUNTIME_CONNECT", "1",
+     "1: a rank opens its shared TCP connection to a peer of another node at their first "
+     "exchange, so it holds connections only to the peers it talks to; 0: to every peer at "
+     "init, as before (ranks of one node, and peers over verbs, are connected at init "
+     "either way).",
+     ConfigType::kSwitch},
     {"WEFT_SOCKET_SPLICE", "64K",
      "Smallest TCP send passed by reference (vmsplice+splice, no send-side copy) where the "
      "schedule keeps the bytes unchanged until the peer read them; 0 turns it off.",
@@ -230,6 +236,7 @@ const std::vector<JobWideVar>& jobWideVars() {
       {"WEFT_SOCKET_NSTREAMS", false},
       {"WEFT_SOCKET_PER_DIRECTION", false},
       {"WEFT_SOCKET_LANES", false},
+      {"WEFT_RUNTIME_CONNECT", false},
       {"WEFT_CHUNK", true},  // set or unset matters: unset, the tuner picks
       {"WEFT_ALGO", false},
       {"WEFT_TUNE_NET", false},

@@ -241,6 +241,15 @@ weftResult_t Bootstrap::tryAcceptPeer(int peer, uint32_t tag, int* fd) {
   return weftSuccess;
 }
 
+void Bootstrap::refuseArrivals(int peer, uint32_t tag) {
+  const auto key = std::make_pair(peer, tag);
+  refused_.insert(key);
+  auto it = stash_.find(key);
+  if (it == stash_.end()) return;
+  close(it->second);
+  stash_.erase(it);
+}
+
 int Bootstrap::arrivalFd() const { return gate_ && gate_->pending() > 0 ? -1 : listenFd_; }
 
 weftResult_t Bootstrap::stashArrivals(int waitMs) {
@@ -260,6 +269,10 @@ weftResult_t Bootstrap::stashArrivals(int waitMs) {
       continue;
     }
     auto got = std::make_pair(static_cast<int>(h.rank), h.tag);
+    if (refused_.count(got)) {
+      close(s);
+      continue;
+    }
     if (stash_.count(got)) {
       WEFT_WARN(BOOTSTRAP, "rank %d: duplicate connection from rank %d tag %u dropped", rank_,
                 h.rank, h.tag);

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -56,6 +57,9 @@ class Bootstrap {
   weftResult_t acceptPeer(int peer, uint32_t tag, int* fd);
   // acceptPeer without waiting: *fd = -1 when that connection has not come yet.
   weftResult_t tryAcceptPeer(int peer, uint32_t tag, int* fd);
+  // From now on closes the connection from `peer` for `tag` if one is here or
+  // comes (one that lost a race to be the pair's connection).
+  void refuseArrivals(int peer, uint32_t tag);
   // What a caller of tryAcceptPeer may sleep on (POLLIN) until a connection
   // arrives: the listener; -1 while an accepted one still owes its Hello,
   // whose bytes the listener would not report (retry then).
@@ -86,6 +90,7 @@ class Bootstrap {
   int ringPrev_ = -1;
   std::vector<SockAddr> addrs_;
   std::map<std::pair<int, uint32_t>, int> stash_;  // accepted but not yet claimed
+  std::set<std::pair<int, uint32_t>> refused_;     // closed on arrival (refuseArrivals)
   std::unique_ptr<HelloGate> gate_;                // connections still owing their Hello
 
   // The watch of the root's connection during init (see init).

@@ -76,6 +76,7 @@ TransportOptions transportOptions(const CommConfig& config) {
   o.tcp.perDirection = config.bulkMin > 0;
   o.tcp.lanes = config.socketLanes;
   o.tcp.congestion = config.socketCongestion;
+  o.tcp.onUse = config.connectOnUse;
   o.tcp.bulkMin = config.bulkMin;
   o.shmEnabled = config.shmEnabled;
   o.shmFifoBytes = config.shmFifoBytes;
@@ -159,7 +160,8 @@ weftResult_t initSteps(weftComm* c, int nranks, const UniqueIdBody& id, int rank
   logSetRank(rank);
   WEFT_CHECK(readCommConfig(&c->config));
   const std::string who = "a rank of a " + std::to_string(nranks) + "-rank job";
-  // Init opens connection A to every peer; lanes come with large calls, to
+  // Connection A to every peer may be needed (made on first use, and the
+  // first checked call's header goes to all); lanes come with large calls, to
   // the peers they use (room for all of them if the hard limit allows).
   const size_t atInit = meshSockets(nranks, c->config.nstreams, 0);
   const size_t mesh = meshSockets(nranks, c->config.nstreams, c->config.bulkLanes());

@@ -217,6 +217,7 @@ weftResult_t readSocketConfig(CommConfig* cfg) {
   cfg->spliceMin = static_cast<size_t>(v);
   WEFT_CHECK(configSize("WEFT_SOCKET_SPLICE_MAX", &v));
   cfg->spliceMaxCall = static_cast<size_t>(v);
+  WEFT_CHECK(configSwitch("WEFT_RUNTIME_CONNECT", &cfg->connectOnUse));
   cfg->socketCongestion = configString("WEFT_SOCKET_CONGESTION");
   return checkCongestionSetting(cfg->socketCongestion);
 }

@@ -44,6 +44,7 @@ struct CommConfig {
   int nstreams = 1;
   size_t bulkMin = 64 << 10;  // WEFT_SOCKET_PER_DIRECTION (0: no connection B)
   int socketLanes = 2;        // WEFT_SOCKET_LANES
+  bool connectOnUse = true;   // WEFT_RUNTIME_CONNECT
   // Connections per bulk direction and stream (0 without them).
   int bulkLanes() const { return bulkMin > 0 ? socketLanes : 0; }
   size_t spliceMin = 64 << 10;            // WEFT_SOCKET_SPLICE (0: off)

@@ -170,6 +170,8 @@ weftResult_t IbTransport::setup(Bootstrap& bs, TcpTransport& tcp,
   WEFT_CHECK(agreeOnVerbs(bs, places, opt, &all));
   if (!all) return weftSuccess;
   createRegCache(opt);
+  // Every QP watches its stream's connection A for the peer's death.
+  WEFT_CHECK(tcp.connectNow(wanted));
   std::vector<IbEndpoint> table;
   WEFT_CHECK(createQps(bs, tcp, wanted, opt, &table));
   const size_t per = static_cast<size_t>(n) * opt.nstreams * opt.qpsPerStream;

@@ -103,6 +103,8 @@ weftResult_t ShmTransport::setup(Bootstrap& bs, TcpTransport& tcp,
   };
   std::vector<Verdict> verdicts(n);
   Verdict& mine = verdicts[me];
+  // Each channel watches its peer's connection A for the peer's death.
+  WEFT_CHECK(tcp.connectNow(local_));
   mine.ok = attachPeers(tcp, bs, info, localIndex, nstreams, fifoBytes, footprint) == weftSuccess;
   std::snprintf(mine.why, sizeof(mine.why), "%s", mine.ok ? "" : lastError().c_str());
   clearError();

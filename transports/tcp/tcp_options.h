@@ -21,6 +21,9 @@ struct TcpOptions {
   // WEFT_SOCKET_CONGESTION (tcp_congestion.h); readCommConfig has checked it,
   // so a bad name fails init before any connection is made.
   std::string congestion = "system";
+  // Connection A to a peer of another node on first use (WEFT_RUNTIME_CONNECT),
+  // not at init.
+  bool onUse = true;
 };
 
 }  // namespace weft

@@ -17,97 +17,19 @@
 
 namespace weft {
 
-weftResult_t TcpChannel::trySend(const void* data, size_t bytes, size_t* moved) {
-  *moved = 0;
-  if (splice_ && splice_->pending() > 0)  // those bytes are the stream's next ones
-    return setError(weftInternalError, "sending to %s: a copy send overtook a send by reference",
-                    peer_.c_str());
-  ssize_t n = send(fd_, data, bytes, MSG_NOSIGNAL | MSG_DONTWAIT);
-  if (n >= 0) {
-    *moved = static_cast<size_t>(n);
-    return weftSuccess;
-  }
-  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return weftSuccess;
-  return setError(weftRemoteError, "connection to %s broke while sending: %s", peer_.c_str(),
-                  strerror(errno));
-}
-
-TcpChannel::~TcpChannel() = default;
-
-weftResult_t TcpChannel::trySendStable(const void* data, size_t bytes, size_t* moved) {
-  if (!splice_ && (spliceMin_ == 0 || bytes < spliceMin_)) return trySend(data, bytes, moved);
-  if (!splice_) splice_ = std::make_unique<SpliceSender>(fd_, peer_);
-  // The tail of an item already in the pipe must follow it, whatever its size.
-  if (splice_->pending() == 0 && bytes < spliceMin_) return trySend(data, bytes, moved);
-  bool fallback = false;
-  WEFT_CHECK(splice_->trySend(static_cast<const char*>(data), bytes, moved, &fallback));
-  return fallback ? trySend(data, bytes, moved) : weftSuccess;
-}
-
-weftResult_t TcpChannel::tryRecv(void* data, size_t bytes, size_t* moved) {
-  *moved = 0;
-  if (aheadPos_ < aheadEnd_) {  // bytes read ahead earlier come first
-    size_t take = std::min(bytes, aheadEnd_ - aheadPos_);
-    std::memcpy(data, ahead_.get() + aheadPos_, take);
-    aheadPos_ += take;
-    *moved = take;
-    return weftSuccess;
-  }
-  const bool small = bytes < kSmallRead;
-  // Allocated at the channel's first receive of any size, not its first small
-  // one: a lane first used for bulk data would otherwise allocate in the
-  // middle of some later call (no allocation after a call's first run).
-  if (!ahead_) ahead_.reset(new char[kReadAhead]);
-  ssize_t n = small ? recv(fd_, ahead_.get(), kReadAhead, MSG_DONTWAIT)
-                    : recv(fd_, data, bytes, MSG_DONTWAIT);
-  if (n > 0 && small) {
-    aheadPos_ = 0;
-    aheadEnd_ = static_cast<size_t>(n);
-    return tryRecv(data, bytes, moved);
-  }
-  if (n > 0) {
-    *moved = static_cast<size_t>(n);
-    return weftSuccess;
-  }
-  if (n == 0)
-    return setError(weftRemoteError,
-                    "%s closed its connection (process exited, or its communicator failed)",
-                    peer_.c_str());
-  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return weftSuccess;
-  return setError(weftRemoteError, "connection to %s broke while receiving: %s", peer_.c_str(),
-                  strerror(errno));
-}
-
-weftResult_t TcpChannel::tryPeek(void* data, size_t bytes, size_t* got) {
-  *got = 0;
-  if (!ahead_) ahead_.reset(new char[kReadAhead]);
-  size_t have = aheadEnd_ - aheadPos_;
-  if (have < bytes && bytes <= kReadAhead) {
-    std::memmove(ahead_.get(), ahead_.get() + aheadPos_, have);  // room behind what is kept
-    aheadPos_ = 0;
-    aheadEnd_ = have;
-    ssize_t n = recv(fd_, ahead_.get() + have, kReadAhead - have, MSG_DONTWAIT);
-    if (n > 0) aheadEnd_ += static_cast<size_t>(n);
-    if (n == 0)
-      return setError(weftRemoteError,
-                      "%s closed its connection (process exited, or its communicator failed)",
-                      peer_.c_str());
-    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-      return setError(weftRemoteError, "connection to %s broke while receiving: %s", peer_.c_str(),
-                      strerror(errno));
-    have = aheadEnd_;
-  }
-  *got = std::min(bytes, have);
-  std::memcpy(data, ahead_.get() + aheadPos_, *got);
-  return weftSuccess;
-}
-
 TcpTransport::~TcpTransport() {
   const int perPeer = nstreams_ * ways_;
+  lazy_.clear();  // before the sockets they name
   for (auto& per : fds_)
     for (int i = 0; per && i < perPeer; ++i) {
       int fd = per[i].exchange(-1);
       keepInForkedChildren(fd);  // before the close: the number may be reused
+      closeFd(&fd);
+    }
+  for (auto& per : offers_)
+    for (int s = 0; per && s < nstreams_; ++s) {
+      int fd = per[s].exchange(-1);
+      keepInForkedChildren(fd);
       closeFd(&fd);
     }
 }
@@ -119,6 +41,11 @@ void TcpTransport::shutdownAll() {
       const int fd = per[i].load();
       if (fd >= 0) shutdown(fd, SHUT_RDWR);
     }
+  for (auto& per : offers_)
+    for (int s = 0; per && s < nstreams_; ++s) {
+      const int fd = per[s].load();
+      if (fd >= 0) shutdown(fd, SHUT_RDWR);
+    }
 }
 
 int TcpTransport::openConnections() const {
@@ -126,6 +53,8 @@ int TcpTransport::openConnections() const {
   const int perPeer = nstreams_ * ways_;
   for (const auto& per : fds_)
     for (int i = 0; per && i < perPeer; ++i) open += per[i].load() >= 0;
+  for (const auto& per : offers_)
+    for (int s = 0; per && s < nstreams_; ++s) open += per[s].load() >= 0;
   return open;
 }
 
@@ -225,25 +154,46 @@ weftResult_t TcpTransport::connectAll(Bootstrap& bs, const TcpOptions& options) 
   ways_ = 1 + 2 * lanes_;
   const int perPeer = nstreams * ways_;
   fds_.clear();
+  offers_.clear();
   for (int p = 0; p < n; ++p) {
     fds_.emplace_back(new std::atomic<int>[perPeer]);
     for (int i = 0; i < perPeer; ++i) fds_[p][i].store(-1);
+    offers_.emplace_back(new std::atomic<int>[nstreams]);
+    for (int s = 0; s < nstreams; ++s) offers_[p][s].store(-1);
   }
   lanesDone_.assign(n, 0);
   lanesDone_[me] = 1;
-  // Connection A of each stream now; the lanes on first use (advanceLanes).
+  atInit_.assign(n, 0);
+  streams_.assign(n, std::vector<Stream>(nstreams));
+  lazy_.clear();
+  lazy_.resize(n);
+  // Connection A to every peer now with WEFT_RUNTIME_CONNECT=0; else on first
+  // use (lazy_connection.h), or now for the peers of a transport that watches
+  // their deaths on it (connectNow); the lanes on first large use.
+  if (!options.onUse) WEFT_CHECK(connectNow(std::vector<bool>(n, true)));
+  WEFT_INFO(NET,
+            "rank %d: TCP up, %d stream(s) per peer, connection A %s, %d lane(s) each way on a "
+            "peer's first large call",
+            me, nstreams, options.onUse ? "on first use" : "to every peer now", lanes_);
+  return weftSuccess;
+}
+
+weftResult_t TcpTransport::connectNow(const std::vector<bool>& peers) {
+  Bootstrap& bs = *bs_;
+  const int n = bs.nranks(), me = bs.rank();
   // The lower rank of each pair connects, the higher accepts; all connects go
   // first, and they complete against the listener's backlog, so no pair waits
   // on another and the order of peers does not matter. Connection i of a pair
   // has tag base + i on both sides, so both agree which is which.
+  auto wanted = [&](int p) { return p != me && peers[p] && !atInit_[p]; };
   for (int p = me + 1; p < n; ++p)
-    for (int s = 0; s < nstreams; ++s) {
+    for (int s = 0; s < nstreams_ && wanted(p); ++s) {
       int fd = -1;
       WEFT_CHECK(bs.connectPeer(p, kTagTransportBase + s * ways_, &fd));
       fds_[p][s * ways_].store(fd);
     }
   for (int p = 0; p < me; ++p)
-    for (int s = 0; s < nstreams; ++s) {
+    for (int s = 0; s < nstreams_ && wanted(p); ++s) {
       int fd = -1;
       WEFT_CHECK(bs.acceptPeer(p, kTagTransportBase + s * ways_, &fd));
       fds_[p][s * ways_].store(fd);
@@ -253,36 +203,49 @@ weftResult_t TcpTransport::connectAll(Bootstrap& bs, const TcpOptions& options) 
   // process die while the child lives.
   int inside = 0, between = 0;  // connections inside this host, and to other hosts
   std::string insideRuns = "-", betweenRuns = "-";  // what the last of each runs
-  for (int p = 0; p < n; ++p)
-    for (int s = 0; s < nstreams && p != me; ++s) {
+  for (int p = 0; p < n; ++p) {
+    if (!wanted(p)) continue;
+    const std::string name = bs.peerName(p);
+    for (int s = 0; s < nstreams_; ++s) {
       const int fd = fds_[p][s * ways_].load();
       closeInForkedChildren(fd);
       CongestionOutcome got;
-      WEFT_CHECK(applyCongestion(fd, options.congestion, &got));
+      WEFT_CHECK(applyCongestion(fd, congestion_, &got));
       ++(got.sameHost ? inside : between);
       (got.sameHost ? insideRuns : betweenRuns) = got.running.empty() ? "?" : got.running;
-    }
-  streams_.assign(n, std::vector<Stream>(nstreams));
-  for (int p = 0; p < n; ++p) {
-    if (p == me) continue;
-    const std::string name = bs.peerName(p);
-    for (int s = 0; s < nstreams; ++s) {
       Stream& st = streams_[p][s];
-      const int fd = fds_[p][s * ways_].load();
       st.send[0] = st.send[1] = own(std::make_unique<TcpChannel>(fd, name, spliceMin_));
       st.recv[0] = st.recv[1] = own(std::make_unique<TcpChannel>(fd, name));
     }
+    atInit_[p] = 1;
   }
-  WEFT_INFO(NET,
-            "rank %d: TCP mesh up, %d stream(s) per peer, connection A now, %d lane(s) each way "
-            "on a peer's first large call",
-            me, nstreams, lanes_);
-  WEFT_INFO(NET,
-            "rank %d: TCP congestion control (WEFT_SOCKET_CONGESTION=%s): %d connection(s) "
-            "inside this host on %s, %d to other hosts on %s",
-            me, options.congestion.c_str(), inside, insideRuns.c_str(), between,
-            betweenRuns.c_str());
+  if (inside + between > 0)
+    WEFT_INFO(NET,
+              "rank %d: TCP congestion control (WEFT_SOCKET_CONGESTION=%s): %d connection(s) "
+              "inside this host on %s, %d to other hosts on %s",
+              me, congestion_.c_str(), inside, insideRuns.c_str(), between, betweenRuns.c_str());
   return weftSuccess;
+}
+
+void TcpTransport::makeLazy(int peer) {
+  lazy_[peer].reset(new std::unique_ptr<LazyConnection>[nstreams_]);
+  for (int s = 0; s < nstreams_; ++s) {
+    auto ready = [this, peer](int fd) {
+      closeInForkedChildren(fd);
+      CongestionOutcome got;
+      WEFT_CHECK(applyCongestion(fd, congestion_, &got));
+      WEFT_INFO(NET, "rank %d: TCP connection A to %s made on first use (%s, on %s)", bs_->rank(),
+                bs_->peerName(peer).c_str(), got.sameHost ? "inside this host" : "to another host",
+                got.running.empty() ? "?" : got.running.c_str());
+      return weftSuccess;
+    };
+    lazy_[peer][s] = std::make_unique<LazyConnection>(
+        bs_, peer, kTagTransportBase + static_cast<uint32_t>(s * ways_), &fds_[peer][s * ways_],
+        &offers_[peer][s], spliceMin_, ready);
+    Stream& st = streams_[peer][s];
+    st.send[0] = st.send[1] = lazy_[peer][s]->sendChannel();
+    st.recv[0] = st.recv[1] = lazy_[peer][s]->recvChannel();
+  }
 }
 
 bool TcpTransport::advanceLanes(int peer) {

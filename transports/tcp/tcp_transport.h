@@ -1,5 +1,6 @@
-// TCP transport: a full mesh of non-blocking TCP_NODELAY sockets, `nstreams`
-// per peer pair, opened through the bootstrap's authenticated connections.
+// TCP transport: non-blocking TCP_NODELAY sockets to every peer met,
+// `nstreams` per peer pair, opened through the bootstrap's authenticated
+// connections.
 // Each stream has a connection A, which carries both directions, and by
 // default more: B carries the higher rank's data to the lower one and C the
 // other way, in large calls only ("bulk" mode, set per call), each as
@@ -15,8 +16,10 @@
 // calls and every call header stay on A, so ranks that disagree on a call's
 // size still meet on one byte stream and see the mismatch.
 // WEFT_SOCKET_PER_DIRECTION=0 opens A only.
-// Connections A are made at init (every peer: call headers, small calls and
-// the death watch of every transport); a peer's B and C lanes on the first
+// Connection A to a peer is made at the pair's first exchange
+// (lazy_connection.h; WEFT_RUNTIME_CONNECT=0: to every peer at init), or at
+// init where another transport watches the peer's death on it (shared
+// memory's local peers, verbs' peers: connectNow); a peer's B and C lanes on the first
 // large call that uses that peer, so a rank holds lanes only to the peers its
 // algorithms move bulk data with (a ring's two neighbours, not all n). Until
 // then a large call gets a stand-in channel: the lower rank of the pair
@@ -41,52 +44,19 @@
 
 #include "bootstrap/bootstrap.h"
 #include "transports/channel.h"
-#include "transports/tcp/splice_sender.h"
+#include "transports/tcp/lazy_connection.h"
+#include "transports/tcp/tcp_channel.h"
 #include "transports/tcp/tcp_options.h"
 #include "transports/transport.h"
 #include "transports/transport_setup.h"
 
 namespace weft {
 
-class TcpChannel : public Channel {
- public:
-  // spliceMin: smallest stable send passed by reference (0: never).
-  TcpChannel(int fd, std::string peer, size_t spliceMin = 0)
-      : fd_(fd), peer_(std::move(peer)), spliceMin_(spliceMin) {}
-  ~TcpChannel() override;
-  weftResult_t trySend(const void* data, size_t bytes, size_t* moved) override;
-  weftResult_t trySendStable(const void* data, size_t bytes, size_t* moved) override;
-  weftResult_t tryRecv(void* data, size_t bytes, size_t* moved) override;
-  // Reads into the read-ahead buffer, which tryRecv serves first.
-  weftResult_t tryPeek(void* data, size_t bytes, size_t* got) override;
-  ChannelWake wake() const override { return {ChannelWake::Via::kFd, fd_}; }
-  const std::string& peerName() const override { return peer_; }
-  // Bytes of a stable send still in the pipe: they go before anything else.
-  size_t pendingByReference() const { return splice_ ? splice_->pending() : 0; }
-
- private:
-  // Small reads go through a read-ahead buffer: a call header and a message
-  // of up to 16 KiB behind it (one TCP segment) cost one recv, not two. Every
-  // reader of this stream goes through tryRecv, which serves buffered bytes
-  // first, so the engine never sleeps on the socket while bytes wait here.
-  // 16 KiB rather than 4: 4-16 KiB allreduces over loopback ran 5-10% faster
-  // (2 ranks, 6 alternating runs); the buffer is made on a channel's first
-  // small read, so a rank pays it only for peers that send it headers.
-  static constexpr size_t kReadAhead = (16 << 10) + 256;
-  static constexpr size_t kSmallRead = 1024;
-  int fd_;  // owned by TcpTransport
-  std::string peer_;
-  std::unique_ptr<char[]> ahead_;
-  size_t aheadPos_ = 0, aheadEnd_ = 0;
-  size_t spliceMin_;
-  std::unique_ptr<SpliceSender> splice_;  // made on the first stable send that qualifies
-};
-
 class TcpTransport : public ChannelTable, public Transport {
  public:
   ~TcpTransport() override;
   const char* name() const override { return "tcp"; }
-  bool reaches(int) const override { return true; }  // a full mesh
+  bool reaches(int) const override { return true; }  // any peer, connected on first use
   Channel* headerSendChannel(int peer, int stream) override {
     return sendChannelSmall(peer, stream);
   }
@@ -97,7 +67,13 @@ class TcpTransport : public ChannelTable, public Transport {
     setBulk(bulkMin_ > 0 && bytesPerRank >= bulkMin_);
   }
   void endCall() override { setBulk(false); }
+  // Sets the transport up: connection A to every peer now without
+  // options.onUse, else on first use or when connectNow asks for it.
   weftResult_t connectAll(Bootstrap& bootstrap, const TcpOptions& options);
+  // Connection A now to every peer marked in `peers` that has none from
+  // init yet: collective over those pairs (both ends must mark each other),
+  // for transports that watch a peer's death on it (socketFd).
+  weftResult_t connectNow(const std::vector<bool>& peers);
   int nstreams() const override { return nstreams_; }
   // The channels of the mode set by setBulk.
   Channel* sendChannel(int peer, int stream) override { return channelFor(peer, stream, bulk_, 0); }
@@ -109,10 +85,11 @@ class TcpTransport : public ChannelTable, public Transport {
   // must set the same (it follows from the call's size); only the thread
   // running the communicator's calls sets and reads it.
   void setBulk(bool bulk) { bulk_ = bulk && lanes_ > 0; }
-  // Connection A of `peer` and `stream`: other transports watch it for the
-  // peer's end of file (its death).
+  // Connection A of `peer` and `stream` (-1 while a connection on first use
+  // is not made): other transports watch it for the peer's end of file (its
+  // death), which needs one made at init (connectNow).
   int socketFd(int peer, int stream) const { return fds_[peer][stream * ways_].load(); }
-  // Connections open now (A to every peer, lanes to those used in bulk).
+  // Connections open now (A to the peers met, lanes to those used in bulk).
   int openConnections() const;
   // Unblocks every pending operation with an error (abort).
   void shutdownAll();
@@ -133,8 +110,11 @@ class TcpTransport : public ChannelTable, public Transport {
       if (stand == nullptr) stand = own(std::make_unique<LaneStandIn>(this, peer, stream, dir));
       return stand;
     }
+    if (st.send[0] == nullptr) makeLazy(peer);
     return dir == 0 ? st.send[bulk] : st.recv[bulk];
   }
+  // The channels of connection A to `peer`, made on first use.
+  void makeLazy(int peer);
   // Opens the B and C lanes of every stream to `peer` as far as it can
   // without waiting for the peer (the lower rank connects them all, the
   // higher takes those that arrived); true once they are all open, or failed
@@ -181,6 +161,11 @@ class TcpTransport : public ChannelTable, public Transport {
   // [peer][stream * ways_ + (0: A, 1..L: B, L+1..2L: C)]; atomic because
   // shutdownAll (abort, from any thread) reads them while lanes are opened.
   std::vector<std::unique_ptr<std::atomic<int>[]>> fds_;
+  // [peer][stream]: the higher rank's offer of connection A (lazy_connection.h).
+  std::vector<std::unique_ptr<std::atomic<int>[]>> offers_;
+  std::vector<char> atInit_;  // [peer]: connection A made at init (connectNow)
+  // [peer][stream]: connection A made on first use (the peers met only).
+  std::vector<std::unique_ptr<std::unique_ptr<LazyConnection>[]>> lazy_;
   std::vector<char> lanesDone_;  // [peer]: lanes open or failed (the calls' thread only)
   std::vector<std::vector<Stream>> streams_;
   std::vector<std::unique_ptr<Channel>> owned_;
