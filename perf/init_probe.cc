@@ -6,7 +6,9 @@
 // pss is the proportional set size: pages shared with the node's other ranks
 // (their shared-memory FIFOs, mapped by all) count a share each, so the sum
 // over ranks is the node's memory; rss counts them whole in every rank.
-// One 8-byte allreduce after init checks that the communicator works.
+// One 8-byte allreduce after init checks that the communicator works; its
+// time and the descriptors held after it are printed too ("first call": TCP
+// connections are made on first use, tcp/lazy_connection.h).
 #include <dirent.h>
 #include <weft/weft.h>
 
@@ -60,14 +62,19 @@ int main() {
   weftCommUserRank(comm, &rank);
   weftCommCount(comm, &nranks);
   double one = 1, sum = 0;
-  if (weftAllReduce(&one, &sum, 1, weftFloat64, weftSum, comm, nullptr) != weftSuccess ||
-      sum != nranks) {
+  const auto t1 = std::chrono::steady_clock::now();
+  const weftResult_t r = weftAllReduce(&one, &sum, 1, weftFloat64, weftSum, comm, nullptr);
+  const double first = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  const long fds2 = openFds();
+  if (r != weftSuccess || sum != nranks) {
     std::fprintf(stderr, "init_probe: the allreduce after init failed: %s\n",
                  weftGetLastError(nullptr));
     return 1;
   }
-  std::printf("INIT rank %d of %d: %.4f s, pss +%ld KiB, rss +%ld KiB, mapped +%ld KiB, fds +%ld\n",
-              rank, nranks, seconds, pss1 - pss0, rss1 - rss0, vm1 - vm0, fds1 - fds0);
+  std::printf(
+      "INIT rank %d of %d: %.4f s, pss +%ld KiB, rss +%ld KiB, mapped +%ld KiB, fds +%ld; first "
+      "call %.4f s, fds +%ld\n",
+      rank, nranks, seconds, pss1 - pss0, rss1 - rss0, vm1 - vm0, fds1 - fds0, first, fds2 - fds0);
   weftCommDestroy(comm);
   return 0;
 }

@@ -4,6 +4,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -45,11 +46,16 @@ weftResult_t allocStaging(weftComm* c) {
   size_t oneshot = oneshotStagingBytes(c->nranks, c->config.oneshotMax);
   size_t bytes = std::max(ring, oneshot);
   bytes = (bytes + (2u << 20) - 1) & ~((2u << 20) - 1);
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED)
     return setError(weftSystemError, "cannot map %zu bytes of staging: %s", bytes, strerror(errno));
   madvise(p, bytes, MADV_HUGEPAGE);
-  std::memset(p, 0, bytes);
+  // Touched now: what every pipelined call uses (the ring's slots, one huge
+  // page at least). The rest, sized for the one-round allreduce's n pieces,
+  // is touched only as far as calls use it, so a rank's memory does not grow
+  // with n for calls that never need it.
+  std::memset(p, 0, std::min(bytes, std::max(ring, size_t{2} << 20)));
   c->staging = static_cast<char*>(p);
   c->stagingBytes = bytes;
   return weftSuccess;
