@@ -22,6 +22,8 @@ Bootstrap::~Bootstrap() {
   gate_.reset();  // closes the connections still owing a Hello
   closeFd(&ringNext_);
   closeFd(&ringPrev_);
+  for (int& fd : stepOut_) closeFd(&fd);
+  for (int& fd : stepIn_) closeFd(&fd);
   closeFd(&listenFd_);
   for (auto& kv : stash_) close(kv.second);
 }
@@ -29,6 +31,10 @@ Bootstrap::~Bootstrap() {
 void Bootstrap::shutdownAll() {
   if (ringNext_ >= 0) shutdown(ringNext_, SHUT_RDWR);
   if (ringPrev_ >= 0) shutdown(ringPrev_, SHUT_RDWR);
+  for (int fd : stepOut_)
+    if (fd >= 0) shutdown(fd, SHUT_RDWR);
+  for (int fd : stepIn_)
+    if (fd >= 0) shutdown(fd, SHUT_RDWR);
 }
 
 std::string Bootstrap::peerName(int r) const {
@@ -282,60 +288,6 @@ weftResult_t Bootstrap::stashArrivals(int waitMs) {
     stash_[got] = s;
   }
   return weftSuccess;
-}
-
-weftResult_t Bootstrap::allgather(void* data, size_t bytes) {
-  char* base = static_cast<char*>(data);
-  Deadline deadline = Deadline::fromConfig();
-  std::string nextName = peerName((rank_ + 1) % nranks_);
-  std::string prevName = peerName((rank_ + nranks_ - 1) % nranks_);
-  for (int step = 0; step < nranks_ - 1; ++step) {
-    const char* out = base + ((rank_ - step + nranks_) % nranks_) * bytes;
-    char* in = base + ((rank_ - step - 1 + 2 * nranks_) % nranks_) * bytes;
-    // Send and receive together so that large slots cannot deadlock the ring.
-    size_t sent = 0, got = 0;
-    while (sent < bytes || got < bytes) {
-      if (abort_ && abort_->load())
-        return setError(weftInvalidUsage, "communicator aborted during bootstrap");
-      if (deadline.expired()) {
-        return setError(weftTimeout,
-                        "rank %d: bootstrap allgather step %d timed out after %.0f s "
-                        "(WEFT_TIMEOUT) waiting for %s",
-                        rank_, step, deadline.seconds(),
-                        got < bytes ? prevName.c_str() : nextName.c_str());
-      }
-      pollfd p[2] = {{ringNext_, static_cast<short>(sent < bytes ? POLLOUT : 0), 0},
-                     {ringPrev_, static_cast<short>(got < bytes ? POLLIN : 0), 0}};
-      if (poll(p, 2, deadline.remainingMs(100)) < 0 && errno != EINTR) {
-        return setError(weftSystemError, "poll failed: %s", strerror(errno));
-      }
-      if (sent < bytes && (p[0].revents & (POLLOUT | POLLERR | POLLHUP))) {
-        ssize_t n = send(ringNext_, out + sent, bytes - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n > 0)
-          sent += n;
-        else if (n < 0 && errno != EAGAIN && errno != EINTR)
-          return setError(weftRemoteError, "rank %d: bootstrap link to %s broke: %s", rank_,
-                          nextName.c_str(), strerror(errno));
-      }
-      if (got < bytes && (p[1].revents & (POLLIN | POLLERR | POLLHUP))) {
-        ssize_t n = recv(ringPrev_, in + got, bytes - got, MSG_DONTWAIT);
-        if (n > 0)
-          got += n;
-        else if (n == 0)
-          return setError(weftRemoteError, "rank %d: %s closed the bootstrap connection", rank_,
-                          prevName.c_str());
-        else if (errno != EAGAIN && errno != EINTR)
-          return setError(weftRemoteError, "rank %d: bootstrap link to %s broke: %s", rank_,
-                          prevName.c_str(), strerror(errno));
-      }
-    }
-  }
-  return weftSuccess;
-}
-
-weftResult_t Bootstrap::barrier() {
-  std::vector<char> scratch(nranks_);
-  return allgather(scratch.data(), 1);
 }
 
 }  // namespace weft

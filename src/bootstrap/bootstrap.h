@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/wait.h"
 #include "bootstrap/hello_gate.h"
 #include "bootstrap/socket.h"
 #include "bootstrap/wire.h"
@@ -45,7 +46,8 @@ class Bootstrap {
   // (waits up to `waitMs` for it: a cascade may reach this rank first).
   bool peerFailure(int waitMs, std::string* sentence);
 
-  // Every rank contributes `bytes` at data + rank*bytes; on return all slots are filled.
+  // Every rank contributes `bytes` at data + rank*bytes; on return all slots
+  // are filled. In ceil(log2 n) steps (bootstrap_allgather.cc).
   weftResult_t allgather(void* data, size_t bytes);
   weftResult_t barrier();
 
@@ -79,6 +81,13 @@ class Bootstrap {
   // Hello into stash_, dropping those without this job's secret.
   weftResult_t stashArrivals(int waitMs);
   void watchRoot();
+  // The allgather's connections of step k >= 1 (distance 2^k): to rank + 2^k
+  // and from rank - 2^k, made at the first allgather (step 0 is the ring's).
+  weftResult_t openSteps();
+  // Sends `out` on `outFd` while it receives `in` from `inFd`, both at once
+  // (neither side may wait for the other to read).
+  weftResult_t exchange(int outFd, const char* out, int inFd, char* in, size_t bytes, int step,
+                        int to, int from, const Deadline& deadline);
 
   int rank_ = -1;
   int nranks_ = 0;
@@ -88,6 +97,7 @@ class Bootstrap {
   int listenFd_ = -1;
   int ringNext_ = -1;  // bootstrap ring: send to rank+1, receive from rank-1
   int ringPrev_ = -1;
+  std::vector<int> stepOut_, stepIn_;  // [k]: the allgather's step k >= 1 (openSteps)
   std::vector<SockAddr> addrs_;
   std::map<std::pair<int, uint32_t>, int> stash_;  // accepted but not yet claimed
   std::set<std::pair<int, uint32_t>> refused_;     // closed on arrival (refuseArrivals)
@@ -107,6 +117,7 @@ class Bootstrap {
 
 // Tags of bootstrap connections (transports add their own above kTagTransportBase).
 constexpr uint32_t kTagRing = 1;
+constexpr uint32_t kTagAllgatherStep = 100;  // + k: the allgather's step k (up to 63)
 constexpr uint32_t kTagTransportBase = 1000;
 
 }  // namespace weft
