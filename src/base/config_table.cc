@@ -46,10 +46,10 @@ const ConfigVar kConfigVars[] = {
      "pieces: the kernel moves the pieces side by side (1 to 16; 1 is one connection).",
      ConfigType::kSize, 1, 16, "1 to 16"},
     {"WEFT_RUNTIME_CONNECT", "1",
-     "1: a rank opens its shared TCP connection to a peer of another node at their first "
+     "1: a rank opens its shared TCP connection to a peer at their first "
      "exchange, so it holds connections only to the peers it talks to; 0: to every peer at "
-     "init, as before (ranks of one node, and peers over verbs, are connected at init "
-     "either way).",
+     "init (peers over shared memory or verbs are connected at init either way: those "
+     "transports watch a peer's death on it).",
      ConfigType::kSwitch},
     {"WEFT_SOCKET_SPLICE", "64K",
      "Smallest TCP send passed by reference (vmsplice+splice, no send-side copy) where the "
