@@ -171,50 +171,16 @@ bool LazyConnection::makeWaitSet(int listener, int offer) {
   return ok;
 }
 
-Channel* LazyConnection::End::agreed() const {
+Channel* LazyConnection::End::opened() const {
+  if (!c_->out_) return nullptr;
   return send_ ? static_cast<Channel*>(c_->out_.get()) : c_->in_.get();
 }
 
-weftResult_t LazyConnection::End::prepare() {
-  bool ok = false;
-  return c_->advance(true, &ok);
-}
-
-weftResult_t LazyConnection::End::trySend(const void* d, size_t n, size_t* moved) {
-  *moved = 0;
-  bool ok = false;
-  WEFT_CHECK(c_->advance(true, &ok));
-  return ok ? agreed()->trySend(d, n, moved) : weftSuccess;
-}
-
-weftResult_t LazyConnection::End::trySendStable(const void* d, size_t n, size_t* moved) {
-  *moved = 0;
-  bool ok = false;
-  WEFT_CHECK(c_->advance(true, &ok));
-  return ok ? agreed()->trySendStable(d, n, moved) : weftSuccess;
-}
-
-weftResult_t LazyConnection::End::tryRecv(void* d, size_t n, size_t* moved) {
-  *moved = 0;
-  bool ok = false;
-  WEFT_CHECK(c_->advance(true, &ok));
-  return ok ? agreed()->tryRecv(d, n, moved) : weftSuccess;
-}
-
-// A look (a receive from any source) connects nowhere: it takes what came.
-weftResult_t LazyConnection::End::tryPeek(void* d, size_t n, size_t* got) {
-  *got = 0;
-  bool ok = false;
-  WEFT_CHECK(c_->advance(false, &ok));
-  return ok ? agreed()->tryPeek(d, n, got) : weftSuccess;
-}
-
-ChannelWake LazyConnection::End::wake() const {
-  return c_->out_ ? agreed()->wake() : c_->waitWake();
-}
-
-weftResult_t LazyConnection::End::checkPeer() const {
-  return c_->out_ ? agreed()->checkPeer() : weftSuccess;
+weftResult_t LazyConnection::End::target(bool open, Channel** out) {
+  bool agreed = false;
+  WEFT_CHECK(c_->advance(open, &agreed));
+  *out = agreed ? opened() : nullptr;
+  return weftSuccess;
 }
 
 }  // namespace weft

@@ -28,6 +28,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "transports/channel.h"
+#include "transports/tcp/stand_in_channel.h"
 
 namespace weft {
 
@@ -65,20 +66,16 @@ class LazyConnection {
   void stopWaiting();  // closes the wait set and the timer
 
   // One direction of the connection, as the engine sees it.
-  class End : public Channel {
+  class End : public StandInChannel {
    public:
     End(LazyConnection* c, bool send) : c_(c), send_(send) {}
-    weftResult_t prepare() override;
-    weftResult_t trySend(const void* d, size_t n, size_t* moved) override;
-    weftResult_t trySendStable(const void* d, size_t n, size_t* moved) override;
-    weftResult_t tryRecv(void* d, size_t n, size_t* moved) override;
-    weftResult_t tryPeek(void* d, size_t n, size_t* got) override;
-    ChannelWake wake() const override;
-    weftResult_t checkPeer() const override;
     const std::string& peerName() const override { return c_->name_; }
 
    private:
-    Channel* agreed() const;
+    weftResult_t target(bool open, Channel** out) override;
+    Channel* opened() const override;
+    ChannelWake waitWake() const override { return c_->waitWake(); }
+    bool lookOpens() const override { return false; }  // a look connects nowhere
     LazyConnection* c_;
     bool send_;
   };

@@ -90,49 +90,20 @@ Channel* TcpTransport::LaneStandIn::lane() const {
   return dir_ == 0 ? st.send[1] : st.recv[1];
 }
 
-bool TcpTransport::LaneStandIn::ready() const {
-  return t_->lanesDone_[peer_] || t_->advanceLanes(peer_);
+weftResult_t TcpTransport::LaneStandIn::target(bool, Channel** out) {
+  *out = t_->lanesDone_[peer_] || t_->advanceLanes(peer_) ? lane() : nullptr;
+  return weftSuccess;
 }
 
-weftResult_t TcpTransport::LaneStandIn::prepare() {
-  return ready() ? lane()->prepare() : weftSuccess;
-}
-
-// Until the lanes are open a move moves nothing (the engine retries it).
-weftResult_t TcpTransport::LaneStandIn::trySend(const void* d, size_t n, size_t* moved) {
-  *moved = 0;
-  if (!ready()) return weftSuccess;
-  return lane()->trySend(d, n, moved);
-}
-
-weftResult_t TcpTransport::LaneStandIn::trySendStable(const void* d, size_t n, size_t* moved) {
-  *moved = 0;
-  if (!ready()) return weftSuccess;
-  return lane()->trySendStable(d, n, moved);
-}
-
-weftResult_t TcpTransport::LaneStandIn::tryRecv(void* d, size_t n, size_t* moved) {
-  *moved = 0;
-  if (!ready()) return weftSuccess;
-  return lane()->tryRecv(d, n, moved);
-}
-
-weftResult_t TcpTransport::LaneStandIn::tryPeek(void* d, size_t n, size_t* got) {
-  *got = 0;
-  if (!ready()) return weftSuccess;
-  return lane()->tryPeek(d, n, got);
+Channel* TcpTransport::LaneStandIn::opened() const {
+  return t_->lanesDone_[peer_] ? lane() : nullptr;
 }
 
 // The higher rank sleeps on the listener until the lanes arrive (the lower
 // rank's stand-in is ready after prepare: its connects complete at once).
-ChannelWake TcpTransport::LaneStandIn::wake() const {
-  if (t_->lanesDone_[peer_]) return lane()->wake();
+ChannelWake TcpTransport::LaneStandIn::waitWake() const {
   const int fd = t_->bs_->arrivalFd();
   return fd >= 0 ? ChannelWake{ChannelWake::Via::kFdIn, fd} : ChannelWake{};
-}
-
-weftResult_t TcpTransport::LaneStandIn::checkPeer() const {
-  return t_->lanesDone_[peer_] ? lane()->checkPeer() : weftSuccess;
 }
 
 const std::string& TcpTransport::LaneStandIn::peerName() const { return lane()->peerName(); }

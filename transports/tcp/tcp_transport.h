@@ -45,6 +45,7 @@
 #include "bootstrap/bootstrap.h"
 #include "transports/channel.h"
 #include "transports/tcp/lazy_connection.h"
+#include "transports/tcp/stand_in_channel.h"
 #include "transports/tcp/tcp_channel.h"
 #include "transports/tcp/tcp_options.h"
 #include "transports/transport.h"
@@ -105,12 +106,12 @@ class TcpTransport : public ChannelTable, public Transport {
   };
   Channel* channelFor(int peer, int stream, bool bulk, int dir) {
     Stream& st = streams_[peer][stream];
+    if (st.send[0] == nullptr) makeLazy(peer);
     if (bulk && !lanesDone_[peer]) {
       Channel*& stand = st.standIn[dir];
       if (stand == nullptr) stand = own(std::make_unique<LaneStandIn>(this, peer, stream, dir));
       return stand;
     }
-    if (st.send[0] == nullptr) makeLazy(peer);
     return dir == 0 ? st.send[bulk] : st.recv[bulk];
   }
   // The channels of connection A to `peer`, made on first use.
@@ -125,22 +126,18 @@ class TcpTransport : public ChannelTable, public Transport {
   void failLanes(int peer, const std::string& why);
   // A large call's channel to a peer whose lanes are not open yet: it
   // advances them (prepare and every move) and moves nothing until they are.
-  class LaneStandIn : public Channel {
+  class LaneStandIn : public StandInChannel {
    public:
     LaneStandIn(TcpTransport* t, int peer, int stream, int dir)
         : t_(t), peer_(peer), stream_(stream), dir_(dir) {}
-    weftResult_t prepare() override;
-    weftResult_t trySend(const void* d, size_t n, size_t* moved) override;
-    weftResult_t trySendStable(const void* d, size_t n, size_t* moved) override;
-    weftResult_t tryRecv(void* d, size_t n, size_t* moved) override;
-    weftResult_t tryPeek(void* d, size_t n, size_t* got) override;
-    ChannelWake wake() const override;
-    weftResult_t checkPeer() const override;
     const std::string& peerName() const override;
 
    private:
+    // Advances the lanes (a failure becomes their FailedChannel, not an error).
+    weftResult_t target(bool, Channel** out) override;
+    Channel* opened() const override;
+    ChannelWake waitWake() const override;
     Channel* lane() const;  // the lane channel, once lanesDone_
-    bool ready() const;     // advances the lanes; true once they are open or failed
     TcpTransport* t_;
     int peer_, stream_, dir_;
   };
