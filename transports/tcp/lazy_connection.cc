@@ -60,6 +60,7 @@ weftResult_t LazyConnection::readTaken(bool* agreed) {
   const int offer = offer_->load();
   uint8_t byte = 0;
   const ssize_t n = recv(offer, &byte, 1, MSG_DONTWAIT);
+  const int err = errno;
   if (n == 1) {
     if (byte != kTaken)
       return setError(weftRemoteError,
@@ -71,7 +72,7 @@ weftResult_t LazyConnection::readTaken(bool* agreed) {
     *agreed = true;
     return weftSuccess;
   }
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return weftSuccess;
+  if (n < 0 && (err == EAGAIN || err == EWOULDBLOCK || err == EINTR)) return weftSuccess;
   // Ended without the byte: the lower rank's own connection came first and it
   // has since closed our offer (it left), or it is gone. Its connection, if
   // any, arrived before that end: look once more.
@@ -88,7 +89,7 @@ weftResult_t LazyConnection::readTaken(bool* agreed) {
     return setError(weftRemoteError,
                     "%s closed its connection (process exited, or its communicator failed)",
                     name_.c_str());
-  return setError(weftRemoteError, "connection to %s broke: %s", name_.c_str(), strerror(errno));
+  return setError(weftRemoteError, "connection to %s broke: %s", name_.c_str(), strerror(err));
 }
 
 weftResult_t LazyConnection::advance(bool open, bool* agreed) {
