@@ -60,11 +60,11 @@ class PlanRunner {
   weftResult_t sleep(const Waits& w, bool* again);
   weftResult_t checkDeaths();
 
-  // A peer's failure ends the run: tell the plan how far each started
-  // receive got, so that it may read on from there (header_plan.h).
+  // A peer's failure ends the run: tell the plan how far each flow got, so
+  // that it may read (or send) on from there (header_plan.h).
   weftResult_t stopped(weftResult_t r) {
     for (int f = 0; f < nflows_; ++f)
-      if (!plan_.isSend(f) && st_[f].haveCur) plan_.onStopped(f, st_[f].next, st_[f].offset);
+      if (st_[f].total > 0) plan_.onStopped(f, st_[f].next, st_[f].haveCur ? st_[f].offset : 0);
     return r;
   }
 

@@ -62,8 +62,9 @@ class FlowPlan {
   // Checked after each onReceived: a plan that found the received data
   // unacceptable (a mismatched call header) returns its error, already set.
   virtual weftResult_t failure() const { return weftSuccess; }
-  // When a peer's failure ends the run: receive item `index` of `flow` was
-  // started and has its first `landed` bytes in place.
+  // When a peer's failure ends the run, for every flow with items: item
+  // `index` of `flow` is the one it was at (numItems: all done), with its
+  // first `landed` bytes moved (received in place, or sent).
   virtual void onStopped(int /*flow*/, int64_t /*index*/, size_t /*landed*/) {}
 };
 

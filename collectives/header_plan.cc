@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 
 #include "base/error.h"
 #include "transports/channel.h"
@@ -18,6 +19,17 @@ namespace {
 thread_local std::vector<HeaderedPlan::Flow> flowStorage;
 // Per flow: the header and a small first item, sent as one piece.
 thread_local std::vector<std::vector<char>> combinedStorage;
+thread_local std::vector<HeaderedPlan::GateItem> gateStorage;
+thread_local std::vector<int> gateEndStorage;
+// The messages received (step 0's headers, later steps' summaries, one per
+// rank received from) and the summary this rank sends in each step, taken
+// when that step may leave and left alone while it is on the wire.
+thread_local std::vector<CallHeader> headersIn;
+thread_local std::vector<CallSummary> summariesIn, summariesOut;
+// Flow indices of the messages received per step, and of the later steps'
+// sends (for the gate).
+thread_local std::vector<std::vector<int>> recvByStepStorage;
+thread_local std::vector<int> laterSendStorage;
 // A first item up to this size leaves with its header in one send. Over a
 // socket the copy is cheap next to a header sent on its own, which costs a
 // segment and a receiver wake-up of its own (with or without TCP
@@ -25,10 +37,36 @@ thread_local std::vector<std::vector<char>> combinedStorage;
 // small items there.
 constexpr size_t kCoalesceSocket = 256 << 10;
 constexpr size_t kCoalesceOther = 4096;
+
+// The schedule for this thread's last (n, radix): a communicator keeps both,
+// so calls after the first compute nothing.
+const std::vector<std::vector<int>>& cachedSchedule(int n, int radix) {
+  thread_local int cachedN = -1, cachedRadix = -1;
+  thread_local std::vector<std::vector<int>> schedule;
+  if (n != cachedN || radix != cachedRadix) {
+    schedule = checkSchedule(n, radix);
+    cachedN = n;
+    cachedRadix = radix;
+  }
+  return schedule;
+}
 }  // namespace
 
+std::vector<std::vector<int>> checkSchedule(int nranks, int radix) {
+  // Offset d < n has base-R digits d_k with d_k * R^k <= d < n, each an
+  // offset of step k: so the steps pass every rank's header to every other.
+  std::vector<std::vector<int>> steps;
+  const int64_t r = std::max(2, radix);
+  for (int64_t stride = 1; stride < nranks; stride *= r) {
+    steps.emplace_back();
+    for (int64_t j = 1; j < r && j * stride < nranks; ++j)
+      steps.back().push_back(static_cast<int>(j * stride));
+  }
+  return steps;
+}
+
 HeaderedPlan::HeaderedPlan(FlowPlan& inner, CallCheck& check)
-    : inner_(inner), check_(check), flows_(flowStorage) {
+    : inner_(inner), check_(check), flows_(flowStorage), gateEnd_(gateEndStorage) {
   const int nflows = inner.numFlows();
   flows_.clear();
   flows_.resize(nflows);
@@ -38,31 +76,87 @@ HeaderedPlan::HeaderedPlan(FlowPlan& inner, CallCheck& check)
     // Plans may keep empty flows (to this rank, say) whose channel must not be asked for.
     if (inner.numItems(f) > 0) flows_[f].channel = inner.channel(f);
   }
-  check.theirs.resize(check.nranks);
-  for (int p = 0; p < check.nranks; ++p) {
-    if (p == check.rank) continue;
-    for (int dir = 0; dir < 2; ++dir) {
-      const bool send = dir == 0;
-      Channel* ch = send ? check.channels->sendChannel(p, 0) : check.channels->recvChannel(p, 0);
-      // The first inner flow on this channel carries the header; flows on one
-      // channel in one direction are sequenced by the plan, the first goes first.
-      int carrier = -1;
-      for (int f = 0; f < nflows && carrier < 0; ++f)
-        if (flows_[f].channel == ch && flows_[f].send == send && ch != nullptr) carrier = f;
-      if (carrier < 0) {
-        flows_.push_back(Flow{-1, p, send, ch});
-        carrier = static_cast<int>(flows_.size()) - 1;
-      }
-      Flow& fl = flows_[carrier];
-      fl.peer = p;
-      if (send) {
-        sendEarly(fl, carrier);
+  const int n = check.nranks, me = check.rank;
+  const std::vector<std::vector<int>>& schedule = cachedSchedule(n, check.radix);
+  steps_ = static_cast<int>(schedule.size());
+  size_t laterMessages = 0;
+  for (int k = 1; k < steps_; ++k) laterMessages += schedule[k].size();
+  // Sized before any pointer into them is taken.
+  headersIn.resize(schedule[0].size());
+  summariesIn.resize(laterMessages);
+  summariesOut.resize(steps_);
+  recvByStepStorage.resize(steps_);
+  for (std::vector<int>& v : recvByStepStorage) v.clear();
+  laterSendStorage.clear();
+  seen_ = summaryOf(check.mine, me);
+  size_t nextSummary = 0;
+  for (int k = 0; k < steps_; ++k) {
+    for (size_t i = 0; i < schedule[k].size(); ++i) {
+      const int d = schedule[k][i];
+      const int out = carrierFor((me + d) % n, true);
+      flows_[out].step = k;
+      if (k == 0) {
+        sendEarly(flows_[out], out);
+        if (flows_[out].head != nullptr) laterSendStorage.push_back(out);  // not all left
       } else {
-        fl.head = reinterpret_cast<char*>(&check.theirs[p]);
-        fl.headBytes = sizeof(CallHeader);
+        flows_[out].head = reinterpret_cast<char*>(&summariesOut[k]);
+        flows_[out].headBytes = sizeof(CallSummary);
+        laterSendStorage.push_back(out);
       }
+      const int in = carrierFor((me - d + n) % n, false);
+      Flow& fl = flows_[in];
+      fl.step = k;
+      if (k == 0) {
+        fl.head = reinterpret_cast<char*>(&headersIn[i]);
+        fl.headBytes = sizeof(CallHeader);
+      } else {
+        fl.head = reinterpret_cast<char*>(&summariesIn[nextSummary++]);
+        fl.headBytes = sizeof(CallSummary);
+      }
+      recvByStepStorage[k].push_back(in);
     }
   }
+  if (steps_ > 1) addGate(recvByStepStorage, laterSendStorage);
+}
+
+int HeaderedPlan::carrierFor(int peer, bool send) {
+  Channel* ch =
+      send ? check_.channels->sendChannel(peer, 0) : check_.channels->recvChannel(peer, 0);
+  // The first inner flow on this channel carries the message; flows on one
+  // channel in one direction are sequenced by the plan, the first goes first.
+  const int nflows = inner_.numFlows();
+  for (int f = 0; f < nflows && ch != nullptr; ++f)
+    if (flows_[f].channel == ch && flows_[f].send == send) {
+      flows_[f].peer = peer;
+      return f;
+    }
+  Flow fl;
+  fl.peer = peer;
+  fl.send = send;
+  fl.channel = ch;
+  flows_.push_back(fl);
+  return static_cast<int>(flows_.size()) - 1;
+}
+
+void HeaderedPlan::addGate(const std::vector<std::vector<int>>& recvByStep,
+                           const std::vector<int>& laterSends) {
+  gateStorage.clear();
+  gateEnd_.assign(steps_, -1);
+  for (int k = 0; k < steps_; ++k) {
+    for (int f : recvByStep[k]) gateStorage.push_back(GateItem{f, -1});
+    if (k + 1 < steps_) {
+      gateStorage.back().snapshot = k + 1;
+      gateEnd_[k] = static_cast<int>(gateStorage.size()) - 1;
+    }
+  }
+  // Then this rank's own later messages: it fails only once they have left.
+  for (int f : laterSends) gateStorage.push_back(GateItem{f, -1});
+  Flow gate;
+  gate.gate = true;
+  // Its items never touch the channel; the engine wants one per flow.
+  gate.channel = flows_[recvByStep[0][0]].channel;
+  flows_.push_back(gate);
+  gate_ = static_cast<int>(flows_.size()) - 1;
 }
 
 void HeaderedPlan::sendEarly(Flow& fl, int index) {
@@ -94,15 +188,27 @@ void HeaderedPlan::sendEarly(Flow& fl, int index) {
 
 int64_t HeaderedPlan::numItems(int f) const {
   const Flow& fl = flows_[f];
+  if (fl.gate) return static_cast<int64_t>(gateStorage.size());
   return headItems(fl) + (fl.inner >= 0 ? inner_.numItems(fl.inner) - fl.innerFrom : 0);
 }
 
 FlowItem HeaderedPlan::item(int f, int64_t index) const {
   const Flow& fl = flows_[f];
+  if (fl.gate) {  // empty: done once its message is (a head is item 0 of its flow)
+    FlowItem it;
+    it.depFlow = gateStorage[index].flow;
+    it.depItem = 0;
+    return it;
+  }
   if (index < headItems(fl)) {
     FlowItem it;
     it.data = fl.head;
     it.bytes = fl.headBytes;
+    // A later step's summary leaves once the steps before it arrived.
+    if (fl.send && fl.step > 0) {
+      it.depFlow = gate_;
+      it.depItem = gateEnd_[fl.step - 1];
+    }
     return it;
   }
   FlowItem it = inner_.item(fl.inner, index - headItems(fl) + fl.innerFrom);
@@ -122,12 +228,52 @@ FlowItem HeaderedPlan::item(int f, int64_t index) const {
 
 void HeaderedPlan::onReceived(int f, int64_t index) {
   Flow& fl = flows_[f];
+  if (fl.gate) {
+    const GateItem& g = gateStorage[static_cast<size_t>(index)];
+    if (g.snapshot >= 0) summariesOut[g.snapshot] = seen_;
+    if (index + 1 == static_cast<int64_t>(gateStorage.size()) && failure_ == weftSuccess)
+      failure_ = verdict();
+    return;
+  }
   if (index < headItems(fl)) {
     fl.headerDone = true;
-    if (failure_ == weftSuccess) failure_ = compareCall(check_, fl.peer, check_.theirs[fl.peer]);
+    if (failure_ == weftSuccess) failure_ = takeIn(fl);
     return;
   }
   inner_.onReceived(fl.inner, index - headItems(fl));
+}
+
+weftResult_t HeaderedPlan::takeIn(Flow& fl) {
+  if (fl.step == 0) {
+    CallHeader h;
+    std::memcpy(&h, fl.head, sizeof(h));
+    if (steps_ == 1) return compareCall(check_, fl.peer, h);
+    mergeSummary(seen_, summaryOf(h, fl.peer));
+    return weftSuccess;
+  }
+  CallSummary s;
+  std::memcpy(&s, fl.head, sizeof(s));
+  // Its headers may lack the magic (a rank in point-to-point calls, passed
+  // on); ranks out of range mean it is no summary at all (that rank's bytes
+  // are something else), which then stands for the peer's own call.
+  const bool summary = s.loRank >= 0 && s.loRank < check_.nranks && s.hiRank >= 0 &&
+                       s.hiRank < check_.nranks;
+  mergeSummary(seen_, summary ? s : summaryOf(s.lo, fl.peer));
+  return weftSuccess;
+}
+
+weftResult_t HeaderedPlan::verdict() {
+  if (steps_ == 1 || summaryAgrees(seen_)) return weftSuccess;
+  // One of the two differs from this rank's call: report that one.
+  const CallHeader mine = canonicalHeader(check_.mine);
+  const bool lo = std::memcmp(&seen_.lo, &mine, sizeof(mine)) != 0;
+  const weftResult_t r =
+      compareCall(check_, lo ? seen_.loRank : seen_.hiRank, lo ? seen_.lo : seen_.hi);
+  if (r != weftSuccess) return r;
+  check_.mismatch = true;  // not reached: canonical headers differ where compareCall does
+  return setError(weftInvalidUsage, "collective mismatch: ranks %d and %d called %s and %s",
+                  seen_.loRank, seen_.hiRank, describeHeader(seen_.lo).c_str(),
+                  describeHeader(seen_.hi).c_str());
 }
 
 namespace {
@@ -159,52 +305,103 @@ void awaitBytes(Channel* ch, std::chrono::steady_clock::time_point deadline) {
 }
 }  // namespace
 
+bool HeaderedPlan::receivedBefore(int step) const {
+  for (int k = 0; k < step; ++k)
+    for (int f : recvByStepStorage[k])
+      if (!flows_[f].headerDone) return false;
+  return true;
+}
+
 weftResult_t HeaderedPlan::salvageHeaders() {
-  // One time limit for all missing headers, and every one gets at least one
+  // One time limit for all missing messages, and every one gets at least one
   // try: a header already in our buffer must not be skipped because an
   // earlier silent peer, or a preemption, used the time up. That skip told one
   // rank of a mismatched call "remote error" while the others were told why
-  // (tests/unit/header_salvage_test.cc).
+  // (tests/unit/header_salvage_test.cc). With several steps this rank also
+  // sends what it still owes the ranks after it, as the steps before allow:
+  // they learn the news only through it.
   const auto deadline = std::chrono::steady_clock::now() + kSalvageTime;
-  for (Flow& fl : flows_) {
-    if (fl.send || fl.peer < 0 || fl.headerDone) continue;
-    // Where the engine put the head item: its first `landed` bytes are there.
-    CallHeader& h = check_.theirs[fl.peer];
-    size_t got = fl.landed;
-    bool gone = false;
-    do {
+  thread_local std::vector<char> deathSeen;
+  deathSeen.assign(flows_.size(), 0);
+  bool open = true;
+  for (bool first = true; open && (first || std::chrono::steady_clock::now() < deadline);
+       first = false) {
+    open = false;
+    bool progressed = false;
+    Channel* silent = nullptr;
+    for (size_t f = 0; f < flows_.size(); ++f) {
+      Flow& fl = flows_[f];
+      if (fl.gate || fl.peer < 0 || fl.head == nullptr || fl.headerDone) continue;
       size_t moved = 0;
-      if (fl.channel->tryRecv(reinterpret_cast<char*>(&h) + got, sizeof(h) - got, &moved) !=
-          weftSuccess)
-        break;  // closed or broken: nothing more will come
-      got += moved;
-      if (got < sizeof(h) && moved == 0) {
-        if (gone) break;
+      if (fl.send) {
+        if (steps_ == 1) continue;  // its eager send was all the check needed
+        if (fl.step > 0 && fl.landed == 0) {
+          if (!receivedBefore(fl.step)) {
+            open = true;
+            continue;
+          }
+          summariesOut[fl.step] = seen_;  // nothing of it left yet: take it now
+        }
+        // A peer that is gone needs nothing more.
+        if (fl.channel->trySend(fl.head + fl.landed, fl.headBytes - fl.landed, &moved) !=
+            weftSuccess)
+          fl.headerDone = true;
+        fl.landed += moved;
+        progressed = progressed || moved > 0;
+        if (fl.landed == fl.headBytes) fl.headerDone = true;
+        open = open || !fl.headerDone;
+        continue;
+      }
+      // Where the engine put the head item: its first `landed` bytes are there.
+      if (fl.channel->tryRecv(fl.head + fl.landed, fl.headBytes - fl.landed, &moved) !=
+          weftSuccess) {
+        fl.headerDone = true;  // closed or broken: nothing more will come
+        continue;
+      }
+      fl.landed += moved;
+      if (fl.landed == fl.headBytes) {
+        fl.headerDone = true;
+        progressed = true;
+        if (takeIn(fl) != weftSuccess) return weftInvalidUsage;
+        continue;
+      }
+      open = true;
+      if (moved > 0) {
+        progressed = true;
+      } else if (deathSeen[f]) {
+        fl.headerDone = true;  // a shared-memory peer that exited: its one last try is over
+      } else {
         // A shared-memory peer that exited leaves what it wrote: one more
         // try after its death was seen, then stop.
-        gone = fl.channel->checkPeer() != weftSuccess;
-        if (!gone) awaitBytes(fl.channel, deadline);
+        deathSeen[f] = fl.channel->checkPeer() != weftSuccess;
+        silent = fl.channel;
       }
-    } while (got < sizeof(h) && std::chrono::steady_clock::now() < deadline);
-    fl.headerDone = true;
-    if (got == sizeof(h) && compareCall(check_, fl.peer, h) != weftSuccess) return weftInvalidUsage;
+    }
+    if (open && !progressed) {
+      if (silent != nullptr)
+        awaitBytes(silent, deadline);
+      else
+        usleep(100);
+    }
   }
-  return weftSuccess;
+  return verdict() != weftSuccess ? weftInvalidUsage : weftSuccess;
 }
 
 void HeaderedPlan::onStopped(int f, int64_t index, size_t landed) {
   Flow& fl = flows_[f];
+  if (fl.gate) return;
   if (index < headItems(fl)) {
-    if (fl.peer >= 0 && !fl.send) fl.landed = landed;
+    if (fl.peer >= 0) fl.landed = landed;  // bytes of the message moved, either way
     return;
   }
+  if (fl.send && fl.head != nullptr) fl.headerDone = true;  // the engine sent it all
   if (fl.inner >= 0) inner_.onStopped(fl.inner, index - headItems(fl), landed);
 }
 
 std::string HeaderedPlan::missingPeers() const {
   std::string out;
   for (const Flow& fl : flows_)
-    if (!fl.send && fl.peer >= 0 && !fl.headerDone)
+    if (!fl.send && !fl.gate && fl.peer >= 0 && !fl.headerDone)
       out += (out.empty() ? "" : ",") + std::to_string(fl.peer);
   return out;
 }

@@ -2,6 +2,7 @@
 #include "base/call_header.h"
 
 #include <cstdio>
+#include <cstring>
 
 #include "base/coll_kind.h"
 #include "base/datatype.h"
@@ -46,6 +47,46 @@ static weftResult_t threadOrderMismatch(CallCheck& check, int peer, const CallHe
                   "WEFT_CHECK_THREADS=0 turns this check off)",
                   describeHeader(check.mine).c_str(), theirs.turn, peer, check.mine.turn,
                   check.rank);
+}
+
+CallHeader canonicalHeader(const CallHeader& h) {
+  CallHeader c = h;
+  if (c.magic != kCallMagic) return c;
+  if (!hasOp(c.kind)) c.op = 0;
+  if (!hasRoot(c.kind)) c.root = 0;
+  return c;
+}
+
+CallSummary summaryOf(const CallHeader& h, int rank) {
+  CallSummary s;
+  s.lo = s.hi = canonicalHeader(h);
+  s.loRank = s.hiRank = rank;
+  return s;
+}
+
+namespace {
+// The order the summaries keep: bytes first, then rank, so that every rank
+// ends with the same two (the wire layout is the same on every rank).
+int order(const CallHeader& a, int ra, const CallHeader& b, int rb) {
+  const int c = std::memcmp(&a, &b, sizeof(CallHeader));
+  if (c != 0) return c;
+  return ra < rb ? -1 : (ra > rb ? 1 : 0);
+}
+}  // namespace
+
+void mergeSummary(CallSummary& into, const CallSummary& from) {
+  if (order(from.lo, from.loRank, into.lo, into.loRank) < 0) {
+    into.lo = from.lo;
+    into.loRank = from.loRank;
+  }
+  if (order(from.hi, from.hiRank, into.hi, into.hiRank) > 0) {
+    into.hi = from.hi;
+    into.hiRank = from.hiRank;
+  }
+}
+
+bool summaryAgrees(const CallSummary& s) {
+  return std::memcmp(&s.lo, &s.hi, sizeof(CallHeader)) == 0;
 }
 
 std::string describeHeader(const CallHeader& h) {

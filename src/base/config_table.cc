@@ -113,6 +113,11 @@ const ConfigVar kConfigVars[] = {
      "count, datatype, op or root fail with weftInvalidUsage, and each weftSend a 24-byte "
      "one that its weftRecv checks (count, datatype); 0 (on every rank) saves their cost.",
      ConfigType::kSwitch},
+    {"WEFT_CHECK_RADIX", "8",
+     "Collectives on up to this many ranks send their call header to every peer; on more, "
+     "the check takes ceil(log_R n) steps of R - 1 messages per rank (docs/api.md, "
+     "collective mismatch), so a call costs and connects O(R log n), not n.",
+     ConfigType::kSize, 2, 1 << 20, "2 to 1M"},
     {"WEFT_CHECK_THREADS", "1",
      "1: collective headers also carry how many times the calling thread changed, so threads "
      "that take turns on a communicator in a different order on different ranks fail with "
@@ -244,6 +249,7 @@ const std::vector<JobWideVar>& jobWideVars() {
       {"WEFT_ONESHOT_MAX", false},
       {"WEFT_CHECK_CALLS", false},
       {"WEFT_CHECK_THREADS", false},
+      {"WEFT_CHECK_RADIX", false},
       {"WEFT_SHM_DISABLE", false},
       {"WEFT_SHM_MAP", false},
       {"WEFT_SHM_FIFO", true},  // unset, it is fitted to the node

@@ -138,6 +138,7 @@ void fillContext(weftComm* c) {
   ctx.run.yieldUs = c->config.yieldUs;
   c->check.rank = c->rank;
   c->check.nranks = c->nranks;
+  c->check.radix = c->config.checkRadix;
   c->check.channels = c->headerChannels.get();
   ctx.run.check = &c->check;
 }

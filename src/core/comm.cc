@@ -289,6 +289,8 @@ weftResult_t readCommConfig(CommConfig* cfg) {
   cfg->chunkForced = configIsSet("WEFT_CHUNK");
   WEFT_CHECK(configSwitch("WEFT_CHECK_CALLS", &cfg->checkCalls));
   WEFT_CHECK(configSwitch("WEFT_CHECK_THREADS", &cfg->checkThreads));
+  WEFT_CHECK(configSize("WEFT_CHECK_RADIX", &v));
+  cfg->checkRadix = static_cast<int>(v);
   WEFT_CHECK(readSocketConfig(cfg));
   WEFT_CHECK(readWaitConfig(cfg));
   WEFT_CHECK(readShmAndIbConfig(cfg));

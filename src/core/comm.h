@@ -61,6 +61,7 @@ struct CommConfig {
   bool bindProgress = true;  // WEFT_BIND_PROGRESS
   bool checkCalls = true;    // WEFT_CHECK_CALLS: collective-mismatch headers
   bool checkThreads = true;  // WEFT_CHECK_THREADS: headers carry the thread turn
+  int checkRadix = 8;        // WEFT_CHECK_RADIX: peers per step of the call check, plus one
   size_t shmFifoBytes = 2 << 20;
   bool shmFifoSet = false;  // WEFT_SHM_FIFO given: used as is, not fitted to the node
   bool ibEnabled = true;

@@ -1,8 +1,9 @@
 // TCP's connections are opened on first use (tcp_transport.h,
 // lazy_connection.h): after init a rank holds no connection to its peers; a
 // small ring allreduce connects connection A to the peers it exchanges with
-// (every peer with the call check on, WEFT_CHECK_CALLS=1: each call's header
-// goes to all; the two ring neighbours with it off) and opens no lanes; the
+// (its two ring neighbours, and with the call check on, WEFT_CHECK_CALLS=1,
+// the ranks the check's schedule pairs it with: all of them up to
+// WEFT_CHECK_RADIX ranks, then j * R^k ahead and behind) and opens no lanes; the
 // first large ring allreduce opens lanes to its two ring neighbours only
 // (2 directions x WEFT_SOCKET_LANES each), and the next opens nothing more.
 // Every result is checked. Run with WEFT_SHM_DISABLE=1 WEFT_ALGO=ring and
@@ -98,8 +99,17 @@ int main() {
   const int lanes =
       std::atoi(std::getenv("WEFT_SOCKET_LANES") ? std::getenv("WEFT_SOCKET_LANES") : "2");
   const char* check = std::getenv("WEFT_CHECK_CALLS");
-  const bool headersToAll = check == nullptr || std::strcmp(check, "0") != 0;
+  const bool checked = check == nullptr || std::strcmp(check, "0") != 0;
   const int neighbours = nranks > 2 ? 2 : 1;
+  const char* radixEnv = std::getenv("WEFT_CHECK_RADIX");
+  const long radix = radixEnv != nullptr ? std::atol(radixEnv) : 8;
+  std::set<int> talksTo = {(rank + 1) % nranks, (rank + nranks - 1) % nranks};
+  for (long stride = 1; checked && stride < nranks; stride *= radix)
+    for (long j = 1; j < radix && j * stride < nranks; ++j) {
+      talksTo.insert(static_cast<int>((rank + j * stride) % nranks));
+      talksTo.insert(static_cast<int>((rank + nranks - j * stride % nranks) % nranks));
+    }
+  talksTo.erase(rank);
   // The bootstrap's own (two per step of its allgather, the first its ring)
   // and one more at most: no connection A to any peer yet.
   int steps = 0;
@@ -107,7 +117,7 @@ int main() {
   const int atInit = sockets();
   expect(atInit <= 2 * steps + 1, "after init", atInit, 2 * steps + 1);
   allreduce(comm, 1000, 1);  // 4 KB: below WEFT_SOCKET_PER_DIRECTION
-  const int small = atInit + (headersToAll ? nranks - 1 : neighbours);
+  const int small = atInit + static_cast<int>(talksTo.size());
   expect(sockets() == small, "after a small allreduce", sockets(), small);
   allreduce(comm, 1 << 20, 2);  // 4 MiB: lanes to the two ring neighbours
   const int want = small + neighbours * 2 * lanes;
