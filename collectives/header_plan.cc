@@ -256,8 +256,8 @@ weftResult_t HeaderedPlan::takeIn(Flow& fl) {
   // Its headers may lack the magic (a rank in point-to-point calls, passed
   // on); ranks out of range mean it is no summary at all (that rank's bytes
   // are something else), which then stands for the peer's own call.
-  const bool summary = s.loRank >= 0 && s.loRank < check_.nranks && s.hiRank >= 0 &&
-                       s.hiRank < check_.nranks;
+  const bool summary =
+      s.loRank >= 0 && s.loRank < check_.nranks && s.hiRank >= 0 && s.hiRank < check_.nranks;
   mergeSummary(seen_, summary ? s : summaryOf(s.lo, fl.peer));
   return weftSuccess;
 }
