@@ -5,6 +5,8 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "base/wait.h"
+#include "bootstrap/socket.h"
 #include "topo/rank_place.h"
 
 namespace weft {
@@ -90,12 +92,11 @@ void IbTransport::createRegCache(const IbOptions& opt) {
 
 weftResult_t IbTransport::createQps(Bootstrap& bs, TcpTransport& tcp,
                                     const std::vector<bool>& wanted, const IbOptions& opt,
-                                    std::vector<IbEndpoint>* table) {
+                                    std::vector<IbEndpoint>* mine) {
   const int n = bs.nranks(), me = bs.rank();
   const int nstreams = opt.nstreams, qpsPerStream = opt.qpsPerStream;
   const int perPeer = nstreams * qpsPerStream;  // QPs to each peer, stream-major
-  const size_t per = static_cast<size_t>(n) * perPeer;
-  table->assign(static_cast<size_t>(n) * per, IbEndpoint{});
+  mine->assign(static_cast<size_t>(n) * perPeer, IbEndpoint{});
   conns_.clear();
   conns_.resize(n);
   send_.clear();
@@ -111,7 +112,7 @@ weftResult_t IbTransport::createQps(Bootstrap& bs, TcpTransport& tcp,
         conns_[p].push_back(std::make_unique<IbConnection>(
             &dev_, bs.peerName(p), opt.ringBytes, tcp.socketFd(p, s), cache_.get(), opt.zcopyMin));
         qps.push_back(conns_[p].back().get());
-        IbEndpoint* ep = &(*table)[me * per + p * perPeer + s * qpsPerStream + q];
+        IbEndpoint* ep = &(*mine)[static_cast<size_t>(p) * perPeer + s * qpsPerStream + q];
         if (cm_ == nullptr) {
           WEFT_CHECK(qps.back()->create(ep));
           continue;
@@ -134,15 +135,39 @@ weftResult_t IbTransport::createQps(Bootstrap& bs, TcpTransport& tcp,
   return weftSuccess;
 }
 
+// Each rank needs only what its peers made for it: perPeer endpoints from
+// each, sent over the pair's connection A (up since connectNow), O(n) bytes
+// per rank, where an allgather of every rank's row would hold n^2 (about
+// 26 MB per rank at 512 ranks). Small: all sends fit the sockets' buffers,
+// so every rank sends first and then reads.
+weftResult_t IbTransport::exchangeEndpoints(Bootstrap& bs, TcpTransport& tcp,
+                                            const std::vector<bool>& wanted, const IbOptions& opt,
+                                            const std::vector<IbEndpoint>& mine,
+                                            std::vector<IbEndpoint>* theirs) {
+  const int n = bs.nranks();
+  const size_t perPeer = static_cast<size_t>(opt.nstreams) * opt.qpsPerStream;
+  const size_t bytes = perPeer * sizeof(IbEndpoint);
+  theirs->assign(static_cast<size_t>(n) * perPeer, IbEndpoint{});
+  const Deadline deadline = Deadline::after(opt.timeoutSec);
+  for (int p = 0; p < n; ++p)
+    if (wanted[p])
+      WEFT_CHECK(sendAll(tcp.socketFd(p, 0), &mine[p * perPeer], bytes, deadline, nullptr,
+                         bs.peerName(p).c_str()));
+  for (int p = 0; p < n; ++p)
+    if (wanted[p])
+      WEFT_CHECK(recvAll(tcp.socketFd(p, 0), &(*theirs)[p * perPeer], bytes, deadline, nullptr,
+                         bs.peerName(p).c_str()));
+  return weftSuccess;
+}
+
 weftResult_t IbTransport::connectQps(Bootstrap& bs, const IbOptions& opt,
-                                     const std::vector<IbEndpoint>& table) {
-  const int n = bs.nranks(), me = bs.rank();
+                                     const std::vector<IbEndpoint>& theirs) {
+  const int n = bs.nranks();
   const int perPeer = opt.nstreams * opt.qpsPerStream;
-  const size_t per = static_cast<size_t>(n) * perPeer;
   std::vector<IbCmConnector::Target> targets;
   for (int p = 0; p < n; ++p)
     for (int i = 0; i < static_cast<int>(conns_[p].size()); ++i) {
-      const IbEndpoint& remote = table[p * per + me * perPeer + i];
+      const IbEndpoint& remote = theirs[static_cast<size_t>(p) * perPeer + i];
       if (cm_ == nullptr) {
         WEFT_CHECK(conns_[p][i]->connect(remote));
         continue;
@@ -164,7 +189,7 @@ weftResult_t IbTransport::setup(Bootstrap& bs, TcpTransport& tcp,
                                 const std::vector<RankPlace>& places,
                                 const std::vector<bool>& wanted, const IbOptions& opt,
                                 bool* usable) {
-  const int n = bs.nranks(), me = bs.rank();
+  const int me = bs.rank();
   *usable = false;
   bool all = false;
   WEFT_CHECK(agreeOnVerbs(bs, places, opt, &all));
@@ -172,11 +197,10 @@ weftResult_t IbTransport::setup(Bootstrap& bs, TcpTransport& tcp,
   createRegCache(opt);
   // Every QP watches its stream's connection A for the peer's death.
   WEFT_CHECK(tcp.connectNow(wanted));
-  std::vector<IbEndpoint> table;
-  WEFT_CHECK(createQps(bs, tcp, wanted, opt, &table));
-  const size_t per = static_cast<size_t>(n) * opt.nstreams * opt.qpsPerStream;
-  WEFT_CHECK(bs.allgather(table.data(), per * sizeof(IbEndpoint)));
-  WEFT_CHECK(connectQps(bs, opt, table));
+  std::vector<IbEndpoint> mine, theirs;
+  WEFT_CHECK(createQps(bs, tcp, wanted, opt, &mine));
+  WEFT_CHECK(exchangeEndpoints(bs, tcp, wanted, opt, mine, &theirs));
+  WEFT_CHECK(connectQps(bs, opt, theirs));
   // No rank may send before its peer's QP is ready to receive (with rdma_cm,
   // ESTABLISHED on our side already says so; the barrier costs little).
   WEFT_CHECK(bs.barrier());

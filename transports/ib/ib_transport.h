@@ -67,15 +67,19 @@ class IbTransport : public Transport {
   std::vector<std::unique_ptr<StripedChannel>> striped_;
 
   // setup's steps: every rank's verdict on verbs (*all: every rank has a
-  // device), the registration cache, our QPs and their endpoints in `table`
-  // ([rank][peer][stream][qp]), then connecting them to the peers'.
+  // device), the registration cache, our QPs and their endpoints in `mine`
+  // ([peer][stream][qp]), each peer's for us over the pair's connection A
+  // into `theirs` (same layout), then connecting ours to theirs.
   weftResult_t agreeOnVerbs(Bootstrap& bs, const std::vector<RankPlace>& places,
                             const IbOptions& opt, bool* all);
   void createRegCache(const IbOptions& opt);
   weftResult_t createQps(Bootstrap& bs, TcpTransport& tcp, const std::vector<bool>& wanted,
-                         const IbOptions& opt, std::vector<IbEndpoint>* table);
+                         const IbOptions& opt, std::vector<IbEndpoint>* mine);
+  weftResult_t exchangeEndpoints(Bootstrap& bs, TcpTransport& tcp, const std::vector<bool>& wanted,
+                                 const IbOptions& opt, const std::vector<IbEndpoint>& mine,
+                                 std::vector<IbEndpoint>* theirs);
   weftResult_t connectQps(Bootstrap& bs, const IbOptions& opt,
-                          const std::vector<IbEndpoint>& table);
+                          const std::vector<IbEndpoint>& theirs);
 };
 
 // The registry's set-up (transport_setup.h): connects to the peers no
