@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "collectives/dissemination.h"
 #include "transports/channel.h"
 
 namespace weft {
@@ -44,26 +45,13 @@ const std::vector<std::vector<int>>& cachedSchedule(int n, int radix) {
   thread_local int cachedN = -1, cachedRadix = -1;
   thread_local std::vector<std::vector<int>> schedule;
   if (n != cachedN || radix != cachedRadix) {
-    schedule = checkSchedule(n, radix);
+    schedule = disseminationSchedule(n, radix);
     cachedN = n;
     cachedRadix = radix;
   }
   return schedule;
 }
 }  // namespace
-
-std::vector<std::vector<int>> checkSchedule(int nranks, int radix) {
-  // Offset d < n has base-R digits d_k with d_k * R^k <= d < n, each an
-  // offset of step k: so the steps pass every rank's header to every other.
-  std::vector<std::vector<int>> steps;
-  const int64_t r = std::max(2, radix);
-  for (int64_t stride = 1; stride < nranks; stride *= r) {
-    steps.emplace_back();
-    for (int64_t j = 1; j < r && j * stride < nranks; ++j)
-      steps.back().push_back(static_cast<int>(j * stride));
-  }
-  return steps;
-}
 
 HeaderedPlan::HeaderedPlan(FlowPlan& inner, CallCheck& check)
     : inner_(inner), check_(check), flows_(flowStorage), gateEnd_(gateEndStorage) {

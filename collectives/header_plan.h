@@ -1,10 +1,9 @@
 // A FlowPlan wrapper that runs the call check (base/call_header.h) beside a
 // collective's data on the FIFO path.
 //
-// Who tells whom: a schedule of ceil(log_R n) steps (R = WEFT_CHECK_RADIX).
-// In step k a rank sends to the ranks j * R^k ahead of it and receives from
-// those j * R^k behind it (1 <= j < R, j * R^k < n): radix-R dissemination,
-// after which every rank has heard, directly or passed on, from every other.
+// Who tells whom: radix-R dissemination (dissemination.h; R =
+// WEFT_CHECK_RADIX), ceil(log_R n) steps, in step k to the ranks j * R^k
+// ahead and from those behind (1 <= j < R, j * R^k < n).
 // Step 0 carries the rank's own 24-byte header; later steps a CallSummary
 // (least and greatest header seen so far). With n <= R there is one step, to
 // every peer, and a rank fails at the first header that disagrees. With more
@@ -115,10 +114,6 @@ class HeaderedPlan : public FlowPlan {
   CallSummary seen_;           // what this rank knows so far (several steps)
   weftResult_t failure_ = weftSuccess;
 };
-
-// The check's schedule for a rank among n: the offsets it sends to (ahead)
-// and receives from (behind) in each step, for radix R (header_plan.h).
-std::vector<std::vector<int>> checkSchedule(int nranks, int radix);
 
 // Sends and checks the pending call header alone: what a collective with
 // count 0 puts on the FIFO path, so that a rank passing 0 where the others

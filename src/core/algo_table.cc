@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "collectives/dissemination.h"
 #include "collectives/hier.h"
 #include "collectives/modelled_run.h"
 #include "collectives/reduce.h"
@@ -228,19 +229,6 @@ weftResult_t runPlanned(weftComm* comm, const Call& call, const AlgoChoice& plan
   return r;
 }
 
-// Everyone tells everyone "arrived": one round, n-1 one-byte messages each way.
-weftResult_t channelBarrier(CollContext& ctx) {
-  static const uint8_t arrived = 1;
-  uint8_t out = 0;
-  CollArgs b;
-  b.sendbuff = &arrived;
-  b.recvbuff = &out;
-  b.count = 1;
-  b.datatype = weftUint8;
-  b.op = weftMax;
-  return oneshotAllReduce(ctx, b);
-}
-
 weftResult_t runOnBoard(weftComm* comm, const Call& call) {
   const CollArgs& a = call.args;
   const FlowRunOptions& run = comm->ctx.run;
@@ -293,7 +281,7 @@ weftResult_t runOverChannels(weftComm* comm, const Call& call, AlgoId id) {
     case CollKind::kAllToAll:
       return id == AlgoId::kHierRing ? hierAllToAll(ctx, comm->topo, a) : directAllToAll(ctx, a);
     case CollKind::kBarrier:
-      return channelBarrier(ctx);
+      return disseminationBarrier(ctx);
     default:
       return setError(weftInternalError, "not a collective");
   }

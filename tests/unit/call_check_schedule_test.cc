@@ -1,8 +1,7 @@
-// The call check's schedule and summaries (collectives/header_plan.h,
-// base/call_header.h): after the steps every rank has heard from every
-// other, in ceil(log_R n) steps of at most R - 1 messages, and folding the
-// summaries in any order leaves every rank with the same least and greatest
-// header.
+// The dissemination schedule (collectives/dissemination.h) that the call
+// check and the barrier use, and the check's summaries (base/call_header.h): after the steps every
+// rank has heard from every other, in ceil(log_R n) steps of at most R - 1 messages, and folding
+// the summaries in any order leaves every rank with the same least and greatest header.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,14 +10,14 @@
 
 #include "base/call_header.h"
 #include "base/coll_kind.h"
-#include "collectives/header_plan.h"
+#include "collectives/dissemination.h"
 
 namespace {
 
 TEST(CallCheckSchedule, EveryRankHearsFromEveryOther) {
   for (int radix : {2, 3, 4, 7, 8, 16}) {
     for (int n = 1; n <= 200; ++n) {
-      const std::vector<std::vector<int>> steps = weft::checkSchedule(n, radix);
+      const std::vector<std::vector<int>> steps = weft::disseminationSchedule(n, radix);
       int want = 0;
       for (long span = 1; span < n; span *= radix) ++want;
       ASSERT_EQ(static_cast<int>(steps.size()), want) << "n " << n << " radix " << radix;
