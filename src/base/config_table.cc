@@ -169,7 +169,10 @@ const ConfigVar kConfigVars[] = {
      ConfigType::kSize, 1, 31, "1 to 31"},
     {"WEFT_IB_RETRY_CNT", "7", "Verbs transport retries before a send fails.", ConfigType::kSize, 0,
      7, "0 to 7"},
-    {"WEFT_IB_BUFFER", "4M", "Bytes of verbs receive ring per queue pair (K/M suffixes).",
+    {"WEFT_IB_BUFFER", "4M",
+     "Bytes of verbs receive ring per queue pair (K/M suffixes), and as much staging; left "
+     "unset, it is halved (down to 256K) until a rank's rings and staging for n - 1 peers fit "
+     "in 512 MiB (4M up to 65 ranks at one queue pair per peer, 512K at 512).",
      ConfigType::kSize, 65536, kGiB, "a size from 64K to 1G"},
     {"WEFT_IB_QPS_PER_CONNECTION", "1",
      "Verbs queue pairs per peer and stream (1 to 16); the stream is striped over them in "
@@ -254,7 +257,7 @@ const std::vector<JobWideVar>& jobWideVars() {
       {"WEFT_SHM_MAP", false},
       {"WEFT_SHM_FIFO", true},  // unset, it is fitted to the node
       {"WEFT_IB_DISABLE", false},
-      {"WEFT_IB_BUFFER", false},
+      {"WEFT_IB_BUFFER", true},  // unset, it is fitted to the job
       {"WEFT_IB_QPS_PER_CONNECTION", false},
       {"WEFT_IB_ZCOPY_THRESHOLD", false},
       {"WEFT_IB_RDMACM", false},

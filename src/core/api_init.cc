@@ -91,6 +91,7 @@ TransportOptions transportOptions(const CommConfig& config) {
   o.ib.nstreams = config.nstreams;
   o.ib.qpsPerStream = config.ibQps;
   o.ib.ringBytes = config.ibBufferBytes;
+  o.ib.ringBytesSet = config.ibBufferSet;
   o.ib.zcopyMin = config.ibZcopyMin;
   o.ib.regCacheBytes = config.ibRegCacheBytes;
   o.ib.regPersist = config.ibRegPersist;

@@ -247,6 +247,7 @@ weftResult_t readShmAndIbConfig(CommConfig* cfg) {
   cfg->shmFifoSet = configIsSet("WEFT_SHM_FIFO");
   WEFT_CHECK(configSize("WEFT_IB_BUFFER", &v));
   cfg->ibBufferBytes = static_cast<size_t>(v);
+  cfg->ibBufferSet = configIsSet("WEFT_IB_BUFFER");
   WEFT_CHECK(configSize("WEFT_IB_QPS_PER_CONNECTION", &v));
   cfg->ibQps = static_cast<int>(v);
   WEFT_CHECK(configSize("WEFT_IB_ZCOPY_THRESHOLD", &v));

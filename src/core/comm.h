@@ -66,6 +66,7 @@ struct CommConfig {
   bool shmFifoSet = false;  // WEFT_SHM_FIFO given: used as is, not fitted to the node
   bool ibEnabled = true;
   size_t ibBufferBytes = 4 << 20;
+  bool ibBufferSet = false;             // WEFT_IB_BUFFER given: used as is, not fitted to the job
   int ibQps = 1;                        // WEFT_IB_QPS_PER_CONNECTION
   size_t ibZcopyMin = 0;                // WEFT_IB_ZCOPY_THRESHOLD (0: off)
   size_t ibRegCacheBytes = 1ull << 30;  // WEFT_IB_REG_CACHE

@@ -189,12 +189,21 @@ weftResult_t IbTransport::setup(Bootstrap& bs, TcpTransport& tcp,
                                 const std::vector<RankPlace>& places,
                                 const std::vector<bool>& wanted, const IbOptions& opt,
                                 bool* usable) {
-  const int me = bs.rank();
   *usable = false;
   bool all = false;
   WEFT_CHECK(agreeOnVerbs(bs, places, opt, &all));
   if (!all) return weftSuccess;
   createRegCache(opt);
+  IbOptions fitted = opt;
+  if (!opt.ringBytesSet)
+    fitted.ringBytes = fittedRingBytes(opt.ringBytes, bs.nranks(), opt.nstreams * opt.qpsPerStream);
+  return connectAll(bs, tcp, wanted, fitted, usable);
+}
+
+weftResult_t IbTransport::connectAll(Bootstrap& bs, TcpTransport& tcp,
+                                     const std::vector<bool>& wanted, const IbOptions& opt,
+                                     bool* usable) {
+  const int me = bs.rank();
   // Every QP watches its stream's connection A for the peer's death.
   WEFT_CHECK(tcp.connectNow(wanted));
   std::vector<IbEndpoint> mine, theirs;

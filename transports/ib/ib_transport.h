@@ -73,6 +73,10 @@ class IbTransport : public Transport {
   weftResult_t agreeOnVerbs(Bootstrap& bs, const std::vector<RankPlace>& places,
                             const IbOptions& opt, bool* all);
   void createRegCache(const IbOptions& opt);
+  // The QPs, their endpoints exchanged, connected (setup's rest, once the
+  // ring size is fitted to the job).
+  weftResult_t connectAll(Bootstrap& bs, TcpTransport& tcp, const std::vector<bool>& wanted,
+                          const IbOptions& opt, bool* usable);
   weftResult_t createQps(Bootstrap& bs, TcpTransport& tcp, const std::vector<bool>& wanted,
                          const IbOptions& opt, std::vector<IbEndpoint>* mine);
   weftResult_t exchangeEndpoints(Bootstrap& bs, TcpTransport& tcp, const std::vector<bool>& wanted,
