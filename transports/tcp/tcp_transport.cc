@@ -113,6 +113,11 @@ weftResult_t TcpTransport::tune(int fd) {
   return applyCongestion(fd, congestion_, &got);
 }
 
+weftResult_t TcpTransport::settle(int fd, CongestionOutcome* got) {
+  closeInForkedChildren(fd);
+  return applyCongestion(fd, congestion_, got);
+}
+
 weftResult_t TcpTransport::connectAll(Bootstrap& bs, const TcpOptions& options) {
   int n = bs.nranks(), me = bs.rank();
   const int nstreams = options.nstreams;
@@ -169,9 +174,6 @@ weftResult_t TcpTransport::connectNow(const std::vector<bool>& peers) {
       WEFT_CHECK(bs.acceptPeer(p, kTagTransportBase + s * ways_, &fd));
       fds_[p][s * ways_].store(fd);
     }
-  // A child forked without exec must not keep these open: the peers (and
-  // other transports' death watch, on connection A) would not see this
-  // process die while the child lives.
   int inside = 0, between = 0;  // connections inside this host, and to other hosts
   std::string insideRuns = "-", betweenRuns = "-";  // what the last of each runs
   for (int p = 0; p < n; ++p) {
@@ -179,9 +181,8 @@ weftResult_t TcpTransport::connectNow(const std::vector<bool>& peers) {
     const std::string name = bs.peerName(p);
     for (int s = 0; s < nstreams_; ++s) {
       const int fd = fds_[p][s * ways_].load();
-      closeInForkedChildren(fd);
       CongestionOutcome got;
-      WEFT_CHECK(applyCongestion(fd, congestion_, &got));
+      WEFT_CHECK(settle(fd, &got));
       ++(got.sameHost ? inside : between);
       (got.sameHost ? insideRuns : betweenRuns) = got.running.empty() ? "?" : got.running;
       Stream& st = streams_[p][s];
@@ -202,9 +203,8 @@ void TcpTransport::makeLazy(int peer) {
   lazy_[peer].reset(new std::unique_ptr<LazyConnection>[nstreams_]);
   for (int s = 0; s < nstreams_; ++s) {
     auto ready = [this, peer](int fd) {
-      closeInForkedChildren(fd);
       CongestionOutcome got;
-      WEFT_CHECK(applyCongestion(fd, congestion_, &got));
+      WEFT_CHECK(settle(fd, &got));
       WEFT_INFO(NET, "rank %d: TCP connection A to %s made on first use (%s, on %s)", bs_->rank(),
                 bs_->peerName(peer).c_str(), got.sameHost ? "inside this host" : "to another host",
                 got.running.empty() ? "?" : got.running.c_str());

@@ -47,6 +47,7 @@
 #include "transports/tcp/lazy_connection.h"
 #include "transports/tcp/stand_in_channel.h"
 #include "transports/tcp/tcp_channel.h"
+#include "transports/tcp/tcp_congestion.h"
 #include "transports/tcp/tcp_options.h"
 #include "transports/transport.h"
 #include "transports/transport_setup.h"
@@ -143,6 +144,10 @@ class TcpTransport : public ChannelTable, public Transport {
   };
   // Sets the congestion control of a lane connection opened after init.
   weftResult_t tune(int fd);
+  // Connection A, made at init or on first use: closed in forked children
+  // (the peers, and other transports' death watch on it, must see this
+  // process die while a child lives), and its congestion control set.
+  weftResult_t settle(int fd, CongestionOutcome* got);
   Channel* own(std::unique_ptr<Channel> ch) {
     owned_.push_back(std::move(ch));
     return owned_.back().get();
