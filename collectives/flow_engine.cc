@@ -304,10 +304,7 @@ weftResult_t runFlows(FlowPlan& plan, const FlowRunOptions& opts) {
   weftResult_t r = runPlan(headered, opts);
   if (r == weftTimeout) {
     // Name the ranks that never entered the call, not just the stuck flows.
-    const std::string missing = headered.missingPeers(), stuck = lastError();
-    return setErrorString(r,
-                          stuck + (missing.empty() ? "; every rank entered this call"
-                                                   : "; ranks that have not arrived: " + missing));
+    return setErrorString(r, lastError() + headered.arrivalNote());
   }
   if (r != weftRemoteError) return r;
   // A peer that saw a mismatch may have left already: prefer its reason.

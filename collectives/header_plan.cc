@@ -386,12 +386,22 @@ void HeaderedPlan::onStopped(int f, int64_t index, size_t landed) {
   if (fl.inner >= 0) inner_.onStopped(fl.inner, index - headItems(fl), landed);
 }
 
-std::string HeaderedPlan::missingPeers() const {
-  std::string out;
-  for (const Flow& fl : flows_)
-    if (!fl.send && !fl.gate && fl.peer >= 0 && !fl.headerDone)
-      out += (out.empty() ? "" : ",") + std::to_string(fl.peer);
-  return out;
+std::string HeaderedPlan::arrivalNote() const {
+  std::string direct, later;
+  for (const Flow& fl : flows_) {
+    if (fl.send || fl.gate || fl.peer < 0 || fl.headerDone) continue;
+    std::string& into = fl.step == 0 ? direct : later;
+    into += (into.empty() ? "" : ",") + std::to_string(fl.peer);
+  }
+  // A later step's message waits for the steps before on its sender: its
+  // absence says that its sender, or someone further off, has not arrived.
+  if (!direct.empty()) return "; ranks that have not arrived: " + direct;
+  if (later.empty()) return "; every rank entered this call";
+  return "; the ranks this one hears from first arrived, but the call check's later steps have "
+         "not come from ranks " +
+         later +
+         " (each has not arrived, or waits for one further off that has not; the ranks "
+         "that hear from that one first name it)";
 }
 
 namespace {

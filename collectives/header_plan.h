@@ -56,10 +56,11 @@ class HeaderedPlan : public FlowPlan {
   // Returns weftInvalidUsage (error set) when what arrived disagrees, else
   // weftSuccess.
   weftResult_t salvageHeaders();
-  // "1,3": ranks the schedule receives from whose message has not arrived,
-  // i.e. that have not entered this call (for the timeout sentence); "" when
-  // all did. With one step, that is every peer.
-  std::string missingPeers() const;
+  // For the timeout sentence: "; ranks that have not arrived: 1,3" (the
+  // ranks this one hears from directly whose header is missing: they have
+  // not entered this call; with one step, any peer), else what the later
+  // steps still lack, else that every rank entered.
+  std::string arrivalNote() const;
 
   struct Flow {
     int inner = -1;  // index in the inner plan, -1 for a message-only or the gate flow
