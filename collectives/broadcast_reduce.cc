@@ -1,9 +1,12 @@
 // Rooted collectives: broadcast and reduce. The chain forms pipeline chunks
 // along the ring order starting (broadcast) or ending (reduce) at the root, so
 // every link carries the buffer once (bandwidth-optimal for large buffers);
-// the direct forms finish in one round (latency-optimal for small ones).
+// the direct forms finish in one round (latency-optimal for small ones, until
+// the root's n - 1 sends dominate); the binomial broadcast takes ceil(log2 n)
+// rounds of at most one send per rank each.
 // Direct reduce combines the inputs in rank order, like oneshot allreduce.
 #include <cstring>
+#include <vector>
 
 #include "base/error.h"
 #include "collectives/coll_context.h"
@@ -122,6 +125,51 @@ class StarPlan : public FlowPlan {
   size_t bytes_;
 };
 
+// Binomial tree over positions v = rank - root (mod n): v receives the whole
+// buffer from v minus its lowest set bit, then sends it to v + 2^k for every
+// 2^k below that bit (the root: below n). Flow 0 receives, flows 1.. send.
+class BinomialPlan : public FlowPlan {
+ public:
+  BinomialPlan(CollContext& ctx, const CollArgs& a) : ctx_(ctx), args_(a) {
+    const int n = ctx.nranks;
+    bytes_ = a.count * datatypeSize(a.datatype);
+    v_ = mod(ctx.rank - a.root, n);
+    const int low = v_ == 0 ? n : (v_ & -v_);
+    if (v_ != 0) parent_ = (v_ - low + a.root) % n;
+    // Largest subtree first: its leaves are the furthest off.
+    for (int step = 1; step < low; step <<= 1)
+      if (v_ + step < n) children_.insert(children_.begin(), (v_ + step + a.root) % n);
+  }
+  int numFlows() const override { return 1 + static_cast<int>(children_.size()); }
+  bool isSend(int f) const override { return f > 0; }
+  Channel* channel(int f) const override {
+    return f == 0 ? ctx_.channels->recvChannel(parent_, 0)
+                  : ctx_.channels->sendChannel(children_[f - 1], 0);
+  }
+  int64_t numItems(int f) const override { return f == 0 && parent_ < 0 ? 0 : 1; }
+  FlowItem item(int f, int64_t) const override {
+    FlowItem it;
+    it.bytes = bytes_;
+    if (f == 0) {
+      it.data = static_cast<char*>(args_.recvbuff);
+    } else if (parent_ < 0) {
+      it.data = const_cast<char*>(static_cast<const char*>(args_.sendbuff));
+    } else {
+      it.data = static_cast<char*>(args_.recvbuff);
+      it.waitFor(0, 0);  // forwarded once it arrived
+    }
+    return it;
+  }
+
+ private:
+  CollContext& ctx_;
+  CollArgs args_;
+  size_t bytes_ = 0;
+  int v_ = 0;
+  int parent_ = -1;
+  std::vector<int> children_;
+};
+
 void copyIfApart(void* dst, const void* src, size_t bytes) {
   if (dst != src) std::memcpy(dst, src, bytes);
 }
@@ -141,6 +189,16 @@ weftResult_t chainBroadcast(CollContext& ctx, const CollArgs& args) {
 weftResult_t directBroadcast(CollContext& ctx, const CollArgs& args) {
   if (ctx.nranks > 1) {
     StarPlan plan(ctx, args, false);
+    WEFT_CHECK(runFlows(plan, ctx.run));
+  }
+  if (ctx.rank == args.root)
+    copyIfApart(args.recvbuff, args.sendbuff, args.count * datatypeSize(args.datatype));
+  return weftSuccess;
+}
+
+weftResult_t binomialBroadcast(CollContext& ctx, const CollArgs& args) {
+  if (ctx.nranks > 1) {
+    BinomialPlan plan(ctx, args);
     WEFT_CHECK(runFlows(plan, ctx.run));
   }
   if (ctx.rank == args.root)

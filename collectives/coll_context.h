@@ -110,6 +110,9 @@ weftResult_t ringReduceScatter(CollContext& ctx, const CollArgs& args);
 // from the root to everyone (latency).
 weftResult_t chainBroadcast(CollContext& ctx, const CollArgs& args);
 weftResult_t directBroadcast(CollContext& ctx, const CollArgs& args);
+// Broadcast down a binomial tree from the root: ceil(log2 n) rounds, one send
+// per rank and round (small calls on many ranks).
+weftResult_t binomialBroadcast(CollContext& ctx, const CollArgs& args);
 // Reduce as a pipelined chain ending at the root, or every rank sending to the
 // root, which reduces in rank order.
 weftResult_t chainReduce(CollContext& ctx, const CollArgs& args);

@@ -142,6 +142,13 @@ const NodeRow kNodeRows[] = {
                   ? hierUsable(s.comm->topo)
                   : s.forced == AlgoId::kAuto && hierAllToAllPreferred(s.comm->topo);
      }},
+    // Small broadcasts on more ranks than one round suits: a binomial tree
+    // (WEFT_ALGO=tree forces it at any size).
+    {AlgoId::kTree, kBC,
+     [](const Sel& s) {
+       return s.forced == AlgoId::kTree ||
+              (smallCall(s) && s.forced == AlgoId::kAuto && s.comm->nranks > kDirectRanksMax);
+     }},
     {AlgoId::kDirect, kAG | kBC | kRD | kA2A,
      [](const Sel& s) {
        switch (s.call.kind) {
@@ -177,7 +184,7 @@ AlgoPick pickNodeRow(const Sel& s) {
     }
   }
   pick.plan.algo = pick.id;
-  if (pick.id == AlgoId::kTree) {  // the tuner's chunk for the tree
+  if (pick.id == AlgoId::kTree && s.call.kind == CollKind::kAllReduce) {  // the tuner's chunk
     pick.plan.predictedUs =
         s.comm->tuner.allReduceUs(AlgoId::kTree, s.bytes, &pick.plan.chunkBytes);
     pick.plan.streams = s.comm->config.nstreams;
@@ -275,7 +282,9 @@ weftResult_t runOverChannels(weftComm* comm, const Call& call, AlgoId id) {
     case CollKind::kReduceScatter:
       return ringReduceScatter(ctx, a);
     case CollKind::kBroadcast:
-      return id == AlgoId::kDirect ? directBroadcast(ctx, a) : chainBroadcast(ctx, a);
+      return id == AlgoId::kDirect ? directBroadcast(ctx, a)
+             : id == AlgoId::kTree ? binomialBroadcast(ctx, a)
+                                   : chainBroadcast(ctx, a);
     case CollKind::kReduce:
       return id == AlgoId::kDirect ? directReduce(ctx, a) : chainReduce(ctx, a);
     case CollKind::kAllToAll:

@@ -66,5 +66,8 @@ constexpr size_t kDirectGatherReceiveMax = 128 << 10;
 // two-rank probe and does not see ranks queueing for cores, so it is not
 // asked here.
 constexpr size_t kSingleNodeTreeMax = 64 << 10;
+// Above this many ranks a small broadcast takes the binomial tree, not the
+// root's n - 1 sends in one round.
+constexpr int kDirectRanksMax = 8;
 
 }  // namespace weft
