@@ -22,6 +22,17 @@ std::vector<std::vector<int>> disseminationSchedule(int nranks, int radix) {
   return steps;
 }
 
+const std::vector<std::vector<int>>& cachedDisseminationSchedule(int nranks, int radix) {
+  thread_local int cachedN = -1, cachedRadix = -1;
+  thread_local std::vector<std::vector<int>> schedule;
+  if (nranks != cachedN || radix != cachedRadix) {
+    schedule = disseminationSchedule(nranks, radix);
+    cachedN = nranks;
+    cachedRadix = radix;
+  }
+  return schedule;
+}
+
 namespace {
 
 // Flows 2i and 2i + 1 send to and receive from the i-th offset of the
@@ -78,7 +89,7 @@ class BarrierPlan : public FlowPlan {
 weftResult_t disseminationBarrier(CollContext& ctx) {
   if (ctx.nranks < 2) return weftSuccess;
   if (ctx.run.check != nullptr && ctx.run.check->pending) return exchangeCallHeader(ctx.run);
-  BarrierPlan plan(ctx, disseminationSchedule(ctx.nranks, kBarrierRadix));
+  BarrierPlan plan(ctx, cachedDisseminationSchedule(ctx.nranks, kBarrierRadix));
   return runFlows(plan, ctx.run);
 }
 

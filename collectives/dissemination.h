@@ -15,6 +15,9 @@ namespace weft {
 
 // The offsets of each step, for n ranks and radix R (at least 2).
 std::vector<std::vector<int>> disseminationSchedule(int nranks, int radix);
+// The same, kept for this thread's last (n, R): a communicator's calls (the
+// check and the barrier, at their default radix alike) compute it once.
+const std::vector<std::vector<int>>& cachedDisseminationSchedule(int nranks, int radix);
 
 // The radix of the barrier below: up to this many ranks it is one round.
 constexpr int kBarrierRadix = 8;

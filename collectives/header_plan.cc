@@ -39,18 +39,6 @@ thread_local std::vector<int> laterSendStorage;
 constexpr size_t kCoalesceSocket = 256 << 10;
 constexpr size_t kCoalesceOther = 4096;
 
-// The schedule for this thread's last (n, radix): a communicator keeps both,
-// so calls after the first compute nothing.
-const std::vector<std::vector<int>>& cachedSchedule(int n, int radix) {
-  thread_local int cachedN = -1, cachedRadix = -1;
-  thread_local std::vector<std::vector<int>> schedule;
-  if (n != cachedN || radix != cachedRadix) {
-    schedule = disseminationSchedule(n, radix);
-    cachedN = n;
-    cachedRadix = radix;
-  }
-  return schedule;
-}
 }  // namespace
 
 HeaderedPlan::HeaderedPlan(FlowPlan& inner, CallCheck& check)
@@ -65,7 +53,7 @@ HeaderedPlan::HeaderedPlan(FlowPlan& inner, CallCheck& check)
     if (inner.numItems(f) > 0) flows_[f].channel = inner.channel(f);
   }
   const int n = check.nranks, me = check.rank;
-  const std::vector<std::vector<int>>& schedule = cachedSchedule(n, check.radix);
+  const std::vector<std::vector<int>>& schedule = cachedDisseminationSchedule(n, check.radix);
   steps_ = static_cast<int>(schedule.size());
   size_t laterMessages = 0;
   for (int k = 1; k < steps_; ++k) laterMessages += schedule[k].size();
