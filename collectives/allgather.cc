@@ -118,6 +118,7 @@ weftResult_t ringAllGatherOn(CollContext& ctx, const RankView* view, const CollA
 weftResult_t directAllGather(CollContext& ctx, const CollArgs& args) {
   if (ctx.nranks > 1) {
     DirectAllGatherPlan plan(ctx, args);
+    WideChannels wide(ctx);
     WEFT_CHECK(runFlows(plan, ctx.run));
   }
   copyOwnPiece(ctx.rank, args);

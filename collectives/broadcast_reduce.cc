@@ -189,6 +189,7 @@ weftResult_t chainBroadcast(CollContext& ctx, const CollArgs& args) {
 weftResult_t directBroadcast(CollContext& ctx, const CollArgs& args) {
   if (ctx.nranks > 1) {
     StarPlan plan(ctx, args, false);
+    WideChannels wide(ctx);
     WEFT_CHECK(runFlows(plan, ctx.run));
   }
   if (ctx.rank == args.root)
@@ -225,6 +226,7 @@ weftResult_t chainReduce(CollContext& ctx, const CollArgs& args) {
 weftResult_t directReduce(CollContext& ctx, const CollArgs& args) {
   if (ctx.nranks > 1) {
     StarPlan plan(ctx, args, true);
+    WideChannels wide(ctx);
     WEFT_CHECK(runFlows(plan, ctx.run));
   }
   if (ctx.rank == args.root) reduceStagedInRankOrder(ctx, args);

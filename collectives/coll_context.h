@@ -44,6 +44,24 @@ struct CollContext {
   FlowRunOptions run;
 };
 
+// Marks ctx's channel table wide (ChannelTable::setWide) for its lifetime: a
+// plan that moves data with two or more peers at once holds one while it
+// runs. With one peer, lanes are what moves bytes side by side, so they stay.
+class WideChannels {
+ public:
+  explicit WideChannels(const CollContext& ctx) : table_(ctx.nranks > 2 ? ctx.channels : nullptr) {
+    if (table_ != nullptr) table_->setWide(true);
+  }
+  ~WideChannels() {
+    if (table_ != nullptr) table_->setWide(false);
+  }
+  WideChannels(const WideChannels&) = delete;
+  WideChannels& operator=(const WideChannels&) = delete;
+
+ private:
+  ChannelTable* table_;
+};
+
 struct CollArgs {
   const void* sendbuff = nullptr;
   void* recvbuff = nullptr;

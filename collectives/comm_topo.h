@@ -35,6 +35,7 @@ class RankView : public ChannelTable {
     return streams_ > 0 && streams_ < all ? streams_ : all;
   }
   Doorbell* doorbell() override { return base_->doorbell(); }
+  void setWide(bool wide) override { base_->setWide(wide); }
   void setStreams(int s) { streams_ = s; }
   int size() const { return static_cast<int>(members_.size()); }
   int member(int i) const { return members_[i]; }

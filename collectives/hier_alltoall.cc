@@ -190,6 +190,7 @@ weftResult_t hierAllToAll(CollContext& ctx, const CommTopo& topo, const CollArgs
   P2PWorkspace local;
   P2PWorkspace& ws = ctx.p2p != nullptr ? *ctx.p2p : local;
   const bool moving = ctx.run.recorder == nullptr;  // weft-sim records plans and moves nothing
+  WideChannels wide(ctx);
   for (int g = 0; g <= l.pieces; ++g) {
     ws.ops.clear();  // filled completely before runP2P plans from it (point_to_point.cc)
     if (g > 0) spread(l, g - 1, &ws.ops);

@@ -42,6 +42,7 @@ weftResult_t oneshotAllReduce(CollContext& ctx, const CollArgs& args) {
   const int n = ctx.nranks;
   if (n > 1) {
     OneshotPlan plan(ctx, args, bytes);
+    WideChannels wide(ctx);
     weftResult_t r = runFlows(plan, ctx.run);
     if (r != weftSuccess) return r;
   }

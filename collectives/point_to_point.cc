@@ -199,6 +199,7 @@ weftResult_t directAllToAll(CollContext& ctx, const CollArgs& args) {
         true, to, const_cast<char*>(static_cast<const char*>(args.sendbuff)) + to * block, block});
     ws.ops.push_back(P2POp{false, from, static_cast<char*>(args.recvbuff) + from * block, block});
   }
+  WideChannels wide(ctx);
   return runP2PIn(ws, ctx, ws.ops.data(), ws.ops.size(), false);
 }
 

@@ -21,6 +21,22 @@
 // doubling's (and the flow from it likewise): one flow per direction keeps
 // the two phases' bytes on that channel in order. The halving never writes what it
 // sends (the kept half and the sent half are disjoint), so no scratch.
+//
+// Ready marks: a rank sends a phase's data to its step-k partner one chunk
+// ahead at most until the partner says it is ready for it (an 8-byte mark the
+// partner sends once it finished the step before). Without them a rank that
+// ran ahead fed a partner still in the step before, whose link then carried
+// both steps' bytes at once: the late step's, on the critical path, got half
+// of it. Over TCP, whose kernel buffers take megabytes nobody asked for yet,
+// 16 MiB on 8 hosts took 1.3-1.6x the ring's time so (docs/scale.md). A
+// flow's layout, for its first span F and second span S (send: give_k then
+// keep_k; receive: keep_k then give_k):
+//   [mark if S has 2+ chunks] [F's chunks] [mark if F has 2+ chunks] [S's chunks]
+// which both partners derive alike: one's give_k is the other's keep_k. A
+// mark leaves as soon as its sender could take the partner's chunks of that
+// phase, ahead of the sender's own; the partner's second chunk waits for it.
+// In lockstep a mark costs one small message per phase and step; one chunk
+// in flight before it keeps the link busy meanwhile.
 
 #include "base/error.h"
 #include "collectives/coll_context.h"
@@ -58,7 +74,7 @@ class HalvingDoublingPlan : public FlowPlan {
   int64_t numItems(int f) const override {
     if (f < 2) return fold_.role == Role::kPlain ? 0 : foldChunks_;
     if (fold_.role == Role::kFoldedOut) return 0;
-    return chunks(give_[(f - 2) / 2]) + chunks(keep_[(f - 2) / 2]);
+    return layout(f).total();
   }
 
   FlowItem item(int f, int64_t c) const override {
@@ -78,39 +94,61 @@ class HalvingDoublingPlan : public FlowPlan {
     }
     const int k = (f - 2) / 2;
     const bool send = f % 2 == 0;
+    const Layout l = layout(f);
+    const int64_t peerMarkHalving = 0;  // on our receiving flow of step k
+    const int64_t peerMarkDoubling = layout(PairFold::recvFlow(k)).markDoubling();
+    if (c == 0 && l.halvingMark) {  // a mark: 8 bytes, read into the step's slot
+      if (send) {
+        it.data = const_cast<char*>(kMark);
+        waitForHalvingInput(k, &it);
+      } else {
+        it.data = slot(1 + k);
+      }
+      it.bytes = sizeof(kMark);
+      return it;
+    }
+    if (c == l.markDoubling() && l.doublingMark) {
+      if (send) {
+        it.data = const_cast<char*>(kMark);
+        waitForDoublingInput(k, f, &it);
+      } else {
+        it.data = slot(1 + k);
+      }
+      it.bytes = sizeof(kMark);
+      return it;
+    }
     // Sends: the halving gives give_[k], the doubling gives keep_[k] (ours by
     // then); receives: the halving brings keep_[k], the doubling give_[k].
     const Span first = send ? give_[k] : keep_[k], second = send ? keep_[k] : give_[k];
-    const int64_t n1 = chunks(first);
-    if (c < n1) {  // halving
-      Span sp = chunkOf(first, n1, c);
+    if (c < l.firstEnd()) {  // halving
+      const int64_t i = c - l.halvingMark;
+      Span sp = chunkOf(first, l.n1, i);
       if (send) {
         set(&it, sp, source(k));
       } else {
         set(&it, sp, nullptr);
         it.data = slot(1 + k);
       }
-      // What we reduce or send at step k was reduced at step k-1 (or folded).
-      if (k > 0)
-        it.waitFor(PairFold::recvFlow(k - 1), chunks(keep_[k - 1]) - 1);
-      else if (fold_.role == Role::kFoldIn)
-        it.waitFor(0, foldChunks_ - 1);
+      if (send && i == 1) {
+        // Past one chunk only once the partner is ready (the first chunk,
+        // before us in this flow, waited for our own input).
+        it.waitFor(PairFold::recvFlow(k), peerMarkHalving);
+      } else {
+        waitForHalvingInput(k, &it);
+      }
       return it;
     }
-    Span sp = chunkOf(second, chunks(second), c - n1);
+    const int64_t i = c - l.markDoubling() - l.doublingMark;
+    Span sp = chunkOf(second, l.n2, i);
     set(&it, sp, recv());
     if (send) {
-      // keep_[k] is whole once step k+1's doubling arrived and our own send
-      // of step k+1 (which waited for everything beyond) is done; at the
-      // last step, once its halving was reduced.
-      if (k == m_ - 1) {
-        it.waitFor(f + 1, chunks(keep_[k]) - 1);
-      } else {
-        it.waitFor(PairFold::recvFlow(k + 1), numItems(PairFold::recvFlow(k + 1)) - 1);
-        it.waitFor(PairFold::sendFlow(k + 1), numItems(PairFold::sendFlow(k + 1)) - 1);
-      }
+      if (i == 1)
+        it.waitFor(PairFold::recvFlow(k), peerMarkDoubling);  // as in the halving
+      else
+        waitForDoublingInput(k, f, &it);
     } else {
-      it.waitFor(f - 1, chunks(give_[k]) - 1);  // our halving send left that place
+      // Our halving send left that place.
+      it.waitFor(f - 1, layout(f - 1).firstEnd() - 1);
     }
     return it;
   }
@@ -124,9 +162,10 @@ class HalvingDoublingPlan : public FlowPlan {
     }
     if (f < 3 || f % 2 == 0) return;
     const int k = (f - 3) / 2;
-    const int64_t n1 = chunks(keep_[k]);
-    if (c >= n1) return;  // a doubling chunk: it landed in place
-    Span sp = chunkOf(keep_[k], n1, c);
+    const Layout l = layout(f);
+    // A mark, or a doubling chunk (it landed in place): nothing to do.
+    if (c < l.halvingMark || c >= l.firstEnd()) return;
+    Span sp = chunkOf(keep_[k], l.n1, c - l.halvingMark);
     const size_t off = sp.offset * esize_;
     const char* mine = source(k) + off;
     const char* theirs = slot(1 + k);
@@ -136,6 +175,41 @@ class HalvingDoublingPlan : public FlowPlan {
   }
 
  private:
+  // A step flow's items (see the layout above): [mark] first span [mark] second span.
+  struct Layout {
+    int64_t halvingMark = 0, n1 = 0, doublingMark = 0, n2 = 0;
+    int64_t firstEnd() const { return halvingMark + n1; }  // one past the halving's last
+    int64_t markDoubling() const { return firstEnd(); }
+    int64_t total() const { return halvingMark + n1 + doublingMark + n2; }
+  };
+  Layout layout(int f) const {
+    const int k = (f - 2) / 2;
+    const bool send = f % 2 == 0;
+    Layout l;
+    l.n1 = chunks(send ? give_[k] : keep_[k]);
+    l.n2 = chunks(send ? keep_[k] : give_[k]);
+    l.halvingMark = l.n2 >= 2 ? 1 : 0;
+    l.doublingMark = l.n1 >= 2 ? 1 : 0;
+    return l;
+  }
+  // What we reduce or send at step k was reduced at step k-1 (or folded).
+  void waitForHalvingInput(int k, FlowItem* it) const {
+    if (k > 0)
+      it->waitFor(PairFold::recvFlow(k - 1), layout(PairFold::recvFlow(k - 1)).firstEnd() - 1);
+    else if (fold_.role == Role::kFoldIn)
+      it->waitFor(0, foldChunks_ - 1);
+  }
+  // keep_[k] is whole once step k+1's doubling arrived and our own send of
+  // step k+1 (which waited for everything beyond) is done; at the last step,
+  // once its halving was reduced. f: our sending flow of step k.
+  void waitForDoublingInput(int k, int f, FlowItem* it) const {
+    if (k == m_ - 1) {
+      it->waitFor(f + 1, layout(f + 1).firstEnd() - 1);
+    } else {
+      it->waitFor(PairFold::recvFlow(k + 1), numItems(PairFold::recvFlow(k + 1)) - 1);
+      it->waitFor(PairFold::sendFlow(k + 1), numItems(PairFold::sendFlow(k + 1)) - 1);
+    }
+  }
   int64_t chunks(Span s) const { return chunksPerSegment(s.count, esize_, chunk_); }
   char* recv() const { return static_cast<char*>(args_.recvbuff); }
   const char* input() const { return static_cast<const char*>(args_.sendbuff); }
@@ -150,6 +224,8 @@ class HalvingDoublingPlan : public FlowPlan {
   }
 
   static constexpr int kMaxSteps = 31;
+  // A ready mark's bytes: their value carries nothing.
+  static constexpr char kMark[8] = {'r', 'e', 'a', 'd', 'y', 0, 0, 0};
   CollContext& ctx_;
   CollArgs args_;
   PairFold fold_;

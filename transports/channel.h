@@ -81,6 +81,14 @@ class ChannelTable {
   virtual int nstreams() const = 0;
   // The doorbell local peers ring for this rank (nullptr without shared memory).
   virtual Doorbell* doorbell() { return nullptr; }
+  // Set while a plan that moves data with several peers at once takes its
+  // channels: one connection per peer, stream and direction where the
+  // transport would spread a peer's bytes over several (TCP's lanes). The
+  // peers' flows already move side by side, which is what lanes are for,
+  // and where many flows share one link the slowest lane of a peer gates
+  // that peer's whole stream. Every rank of a call sets the same (it follows
+  // from the plan), and only the thread running the calls.
+  virtual void setWide(bool wide) { (void)wide; }
 };
 
 }  // namespace weft

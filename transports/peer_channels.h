@@ -20,7 +20,11 @@ class PeerChannels : public ChannelTable {
   // reaches() is settled at setup, so each peer's transport is looked up once.
   PeerChannels(const std::vector<Transport*>& order, int nranks, int nstreams, Doorbell* doorbell,
                bool headers = false)
-      : byPeer_(nranks, order.back()), nstreams_(nstreams), doorbell_(doorbell), headers_(headers) {
+      : order_(order),
+        byPeer_(nranks, order.back()),
+        nstreams_(nstreams),
+        doorbell_(doorbell),
+        headers_(headers) {
     for (int p = 0; p < nranks; ++p) {
       for (Transport* t : order) {
         if (t->reaches(p)) {
@@ -40,9 +44,13 @@ class PeerChannels : public ChannelTable {
   }
   int nstreams() const override { return nstreams_; }
   Doorbell* doorbell() override { return doorbell_; }
+  void setWide(bool wide) override {
+    for (Transport* t : order_) t->setWide(wide);
+  }
   Transport* transportTo(int peer) const { return byPeer_[peer]; }
 
  private:
+  std::vector<Transport*> order_;
   std::vector<Transport*> byPeer_;
   int nstreams_;
   Doorbell* doorbell_;

@@ -33,6 +33,8 @@ class Transport {
   virtual Channel* headerSendChannel(int peer, int stream) { return sendChannel(peer, stream); }
   virtual Channel* headerRecvChannel(int peer, int stream) { return recvChannel(peer, stream); }
   virtual void beginCall(size_t bytesPerRank) { (void)bytesPerRank; }
+  // ChannelTable::setWide, for the channels this transport hands out.
+  virtual void setWide(bool wide) { (void)wide; }
   virtual void endCall() {}
   virtual void endCalls() {}
 };

@@ -190,6 +190,61 @@ TEST(WeftSim, ExactModeTimesEveryModelledAllReduce) {
   }
 }
 
+// Halving-doubling's ready marks (rhd_allreduce.cc), in the plans weft
+// records: on 8 ranks (one per node) and 6 (two fold), with several chunks
+// per step, each flow to a partner carries item for item what the partner's
+// flow from us expects, and a send's second chunk of either phase waits for
+// the partner's 8-byte mark on our flow from it.
+TEST(WeftSim, HalvingDoublingWaitsForThePartnersReadyMark) {
+  for (int n : {8, 6}) {
+    Cluster c = cluster(n, 1, 1, 1, false, false);
+    SimCall call;
+    call.bytesPerRank = (16 << 20) + 4 * 7;  // odd halves: give and keep differ by an element
+    call.forced = weft::AlgoId::kRhd;
+    weft::AlgoChoice choice;
+    std::string why;
+    ASSERT_TRUE(chooseAlgo(c, call, &choice, &why)) << why;
+    std::vector<RankPlans> plans(n);
+    for (int r = 0; r < n; ++r) ASSERT_TRUE(recordRank(c, call, choice, r, &plans[r], &why)) << why;
+    int marks = 0, gated = 0;
+    for (int r = 0; r < n; ++r) {
+      ASSERT_EQ(plans[r].phases.size(), 1u);
+      const SimPhase& mine = plans[r].phases[0];
+      for (size_t f = 2; f < mine.size(); ++f) {
+        const SimFlow& flow = mine[f];
+        if (flow.items.empty()) continue;
+        // The partner's flow the other way: same step, opposite direction.
+        const SimPhase& theirs = plans[flow.peer].phases[0];
+        size_t g = 2;
+        while (g < theirs.size() && !(theirs[g].peer == r && theirs[g].send != flow.send)) ++g;
+        ASSERT_LT(g, theirs.size()) << "rank " << r << " flow " << f;
+        ASSERT_EQ(theirs[g].items.size(), flow.items.size()) << "rank " << r << " flow " << f;
+        for (size_t i = 0; i < flow.items.size(); ++i)
+          ASSERT_EQ(theirs[g].items[i].bytes, flow.items[i].bytes) << "rank " << r << " item " << i;
+        if (!flow.send) continue;
+        // Our send flow: [mark] halving chunks [mark] doubling chunks; the flow
+        // from the partner is next to it (f + 1) with the same layout reversed.
+        const SimFlow& from = mine[f + 1];
+        for (size_t i = 0; i < flow.items.size(); ++i) {
+          if (flow.items[i].bytes != 8) continue;
+          ++marks;
+          // The chunk two after a mark is its phase's second: it waits for the
+          // partner's mark of that phase, an 8-byte item of the flow from it.
+          if (i + 2 < flow.items.size() && flow.items[i + 2].bytes > 8) {
+            const SimItem& second = flow.items[i + 2];
+            ASSERT_EQ(second.depFlow, static_cast<int>(f + 1)) << "rank " << r << " item " << i;
+            EXPECT_EQ(from.items[second.depItem].bytes, 8u) << "rank " << r << " item " << i;
+            ++gated;
+          }
+        }
+      }
+    }
+    const int steps = n == 8 ? 3 : 2, active = n == 8 ? 8 : 4;
+    EXPECT_EQ(marks, active * steps * 2) << n << " ranks: a mark per phase, step and rank";
+    EXPECT_EQ(gated, marks) << n << " ranks";
+  }
+}
+
 // Ranks 0 and 1 start sending 1 MB to rank 3 at the same instant; rank 2
 // joins 500 us later. Rank 3's down link (1000 bytes/us) gives each mover an
 // equal share from each start or stop on: 0 and 1 move 250 KB each by 500

@@ -87,7 +87,7 @@ class FailedChannel : public Channel {
 
 Channel* TcpTransport::LaneStandIn::lane() const {
   const Stream& st = t_->streams_[peer_][stream_];
-  return dir_ == 0 ? st.send[1] : st.recv[1];
+  return dir_ == 0 ? st.send[way_] : st.recv[way_];
 }
 
 weftResult_t TcpTransport::LaneStandIn::target(bool, Channel** out) {
@@ -186,8 +186,9 @@ weftResult_t TcpTransport::connectNow(const std::vector<bool>& peers) {
       ++(got.sameHost ? inside : between);
       (got.sameHost ? insideRuns : betweenRuns) = got.running.empty() ? "?" : got.running;
       Stream& st = streams_[p][s];
-      st.send[0] = st.send[1] = own(std::make_unique<TcpChannel>(fd, name, spliceMin_));
-      st.recv[0] = st.recv[1] = own(std::make_unique<TcpChannel>(fd, name));
+      st.send[0] = st.send[1] = st.send[2] =
+          own(std::make_unique<TcpChannel>(fd, name, spliceMin_));
+      st.recv[0] = st.recv[1] = st.recv[2] = own(std::make_unique<TcpChannel>(fd, name));
     }
     atInit_[p] = 1;
   }
@@ -214,8 +215,8 @@ void TcpTransport::makeLazy(int peer) {
         bs_, peer, kTagTransportBase + static_cast<uint32_t>(s * ways_), &fds_[peer][s * ways_],
         &offers_[peer][s], spliceMin_, ready);
     Stream& st = streams_[peer][s];
-    st.send[0] = st.send[1] = lazy_[peer][s]->sendChannel();
-    st.recv[0] = st.recv[1] = lazy_[peer][s]->recvChannel();
+    st.send[0] = st.send[1] = st.send[2] = lazy_[peer][s]->sendChannel();
+    st.recv[0] = st.recv[1] = st.recv[2] = lazy_[peer][s]->recvChannel();
   }
 }
 
@@ -260,7 +261,8 @@ void TcpTransport::failLanes(int peer, const std::string& why) {
   const std::string name = bs_->peerName(peer);
   for (int s = 0; s < nstreams_; ++s) {
     Channel* failed = own(std::make_unique<FailedChannel>(name, why));
-    streams_[peer][s].send[1] = streams_[peer][s].recv[1] = failed;
+    Stream& st = streams_[peer][s];
+    st.send[1] = st.recv[1] = st.send[2] = st.recv[2] = failed;
   }
 }
 
@@ -283,6 +285,8 @@ void TcpTransport::buildLanes(int peer) {
     }
     st.send[1] = lanes_ == 1 ? out[0] : own(std::make_unique<StripedChannel>(out));
     st.recv[1] = lanes_ == 1 ? in[0] : own(std::make_unique<StripedChannel>(in));
+    st.send[2] = out[0];
+    st.recv[2] = in[0];
   }
   WEFT_INFO(NET, "rank %d: TCP lanes to %s open (%d per direction and stream); %d connection(s)",
             me, name.c_str(), lanes_, openConnections());

@@ -69,6 +69,10 @@ class TcpTransport : public ChannelTable, public Transport {
     setBulk(bulkMin_ > 0 && bytesPerRank >= bulkMin_);
   }
   void endCall() override { setBulk(false); }
+  // A wide plan's bulk channels are each peer's first lane alone (channel.h).
+  // Both ends of a pair bypass the striping alike, so the lanes' byte streams
+  // stay in step: a call leaves no stream byte half read.
+  void setWide(bool wide) override { wide_ = wide; }
   // Sets the transport up: connection A to every peer now without
   // options.onUse, else on first use or when connectNow asks for it.
   weftResult_t connectAll(Bootstrap& bootstrap, const TcpOptions& options);
@@ -78,11 +82,19 @@ class TcpTransport : public ChannelTable, public Transport {
   weftResult_t connectNow(const std::vector<bool>& peers);
   int nstreams() const override { return nstreams_; }
   // The channels of the mode set by setBulk.
-  Channel* sendChannel(int peer, int stream) override { return channelFor(peer, stream, bulk_, 0); }
-  Channel* recvChannel(int peer, int stream) override { return channelFor(peer, stream, bulk_, 1); }
+  Channel* sendChannel(int peer, int stream) override {
+    return channelFor(peer, stream, bulk_, wide_, 0);
+  }
+  Channel* recvChannel(int peer, int stream) override {
+    return channelFor(peer, stream, bulk_, wide_, 1);
+  }
   // The channels of small calls, whatever the mode: where call headers go.
-  Channel* sendChannelSmall(int peer, int stream) { return channelFor(peer, stream, false, 0); }
-  Channel* recvChannelSmall(int peer, int stream) { return channelFor(peer, stream, false, 1); }
+  Channel* sendChannelSmall(int peer, int stream) {
+    return channelFor(peer, stream, false, false, 0);
+  }
+  Channel* recvChannelSmall(int peer, int stream) {
+    return channelFor(peer, stream, false, false, 1);
+  }
   // Bulk mode: data goes on B and C. Every rank of a call
   // must set the same (it follows from the call's size); only the thread
   // running the communicator's calls sets and reads it.
@@ -101,19 +113,22 @@ class TcpTransport : public ChannelTable, public Transport {
   // and direction (an object keeps that byte stream's read-ahead and splice
   // state, so two objects must never share one).
   struct Stream {
-    Channel* send[2] = {nullptr, nullptr};  // [bulk]
-    Channel* recv[2] = {nullptr, nullptr};
-    Channel* standIn[2] = {nullptr, nullptr};  // [dir]: until the lanes are open
+    // [0] connection A, [1] the bulk lanes (striped), [2] the first lane alone (wide).
+    Channel* send[3] = {nullptr, nullptr, nullptr};
+    Channel* recv[3] = {nullptr, nullptr, nullptr};
+    Channel* standIn[2][2] = {};  // [wide][dir]: until the lanes are open
   };
-  Channel* channelFor(int peer, int stream, bool bulk, int dir) {
+  Channel* channelFor(int peer, int stream, bool bulk, bool wide, int dir) {
     Stream& st = streams_[peer][stream];
     if (st.send[0] == nullptr) makeLazy(peer);
+    const int way = bulk ? (wide ? 2 : 1) : 0;
     if (bulk && !lanesDone_[peer]) {
-      Channel*& stand = st.standIn[dir];
-      if (stand == nullptr) stand = own(std::make_unique<LaneStandIn>(this, peer, stream, dir));
+      Channel*& stand = st.standIn[wide][dir];
+      if (stand == nullptr)
+        stand = own(std::make_unique<LaneStandIn>(this, peer, stream, way, dir));
       return stand;
     }
-    return dir == 0 ? st.send[bulk] : st.recv[bulk];
+    return dir == 0 ? st.send[way] : st.recv[way];
   }
   // The channels of connection A to `peer`, made on first use.
   void makeLazy(int peer);
@@ -129,8 +144,8 @@ class TcpTransport : public ChannelTable, public Transport {
   // advances them (prepare and every move) and moves nothing until they are.
   class LaneStandIn : public StandInChannel {
    public:
-    LaneStandIn(TcpTransport* t, int peer, int stream, int dir)
-        : t_(t), peer_(peer), stream_(stream), dir_(dir) {}
+    LaneStandIn(TcpTransport* t, int peer, int stream, int way, int dir)
+        : t_(t), peer_(peer), stream_(stream), way_(way), dir_(dir) {}
     const std::string& peerName() const override;
 
    private:
@@ -140,7 +155,7 @@ class TcpTransport : public ChannelTable, public Transport {
     ChannelWake waitWake() const override;
     Channel* lane() const;  // the lane channel, once lanesDone_
     TcpTransport* t_;
-    int peer_, stream_, dir_;
+    int peer_, stream_, way_, dir_;
   };
   // Sets the congestion control of a lane connection opened after init.
   weftResult_t tune(int fd);
@@ -156,6 +171,7 @@ class TcpTransport : public ChannelTable, public Transport {
   int lanes_ = 0;  // connections per bulk direction (0: no B and C)
   int ways_ = 1;   // connections per stream: A, then B's lanes, then C's
   bool bulk_ = false;
+  bool wide_ = false;
   size_t bulkMin_ = 0;
   size_t spliceMin_ = 0;
   std::string congestion_;
