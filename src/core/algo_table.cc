@@ -132,7 +132,16 @@ const NodeRow kNodeRows[] = {
      [](const Sel& s) {
        if (s.call.kind == CollKind::kBarrier) return true;
        if (s.forced == AlgoId::kOneshot) return stagingFits(s);
-       return s.forced == AlgoId::kAuto && oneRoundFits(s, kOneshotReceiveMax) && stagingFits(s);
+       return s.forced == AlgoId::kAuto && s.comm->nranks <= kDirectRanksMax &&
+              oneRoundFits(s, kOneshotReceiveMax) && stagingFits(s);
+     }},
+    // The same calls on more ranks: recursive doubling, log2(n) exchanges
+    // with one peer each, not n - 1 messages each way and a connection to
+    // every peer.
+    {AlgoId::kRd, kAR,
+     [](const Sel& s) {
+       return s.forced == AlgoId::kAuto && s.comm->nranks > kDirectRanksMax &&
+              oneRoundFits(s, kOneshotReceiveMax);
      }},
     // Nodes of equal size: all-to-all through the node, forced (hier) or on a
     // rail-optimised fabric, where it keeps the traffic between nodes on rails.
@@ -276,7 +285,9 @@ weftResult_t runOverChannels(weftComm* comm, const Call& call, AlgoId id) {
   const CollArgs& a = call.args;
   switch (call.kind) {
     case CollKind::kAllReduce:
-      return id == AlgoId::kOneshot ? oneshotAllReduce(ctx, a) : ringAllReduce(ctx, a);
+      return id == AlgoId::kOneshot ? oneshotAllReduce(ctx, a)
+             : id == AlgoId::kRd    ? recursiveDoublingAllReduce(ctx, a)
+                                    : ringAllReduce(ctx, a);
     case CollKind::kAllGather:
       return id == AlgoId::kDirect ? directAllGather(ctx, a) : ringAllGather(ctx, a);
     case CollKind::kReduceScatter:

@@ -67,7 +67,8 @@ constexpr size_t kDirectGatherReceiveMax = 128 << 10;
 // asked here.
 constexpr size_t kSingleNodeTreeMax = 64 << 10;
 // Above this many ranks a small broadcast takes the binomial tree, not the
-// root's n - 1 sends in one round.
+// root's n - 1 sends in one round, and a small allreduce on one node over the
+// channels recursive doubling, not the one round.
 constexpr int kDirectRanksMax = 8;
 
 }  // namespace weft

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Allreduce on one node without shared memory (WEFT_SHM_DISABLE=1), auto
 # mode: the one-round algorithm while a rank receives at most 96 KiB in all
-# ((n-1) x the message), then the double binary tree up to 64 KiB, then the
-# ring (core/algo_table.h). The selection logs each choice at WEFT_DEBUG=INFO
+# ((n-1) x the message), on more than 8 ranks recursive doubling there
+# instead, then the double binary tree up to 64 KiB, then the ring
+# (core/algo_table.h). The selection logs each choice at WEFT_DEBUG=INFO
 # (TUNING), which the checks read. Every datatype and op is checked.
 #   single_node_algo_test.sh WEFT_RUN ALL_REDUCE_PERF
 set -u
@@ -47,6 +48,9 @@ run 4 16K 64K
 check "4 ranks" "+rank 0: allreduce of 65536 B: tree" "+rank 0: allreduce of 16384 B: oneshot"
 run 8 4K 16K
 check "8 ranks" "+rank 0: allreduce of 16384 B: tree" "+rank 0: allreduce of 4096 B: oneshot"
+run 12 16 16K
+check "12 ranks" "+rank 0: allreduce of 16 B: rd" "+rank 0: allreduce of 4096 B: rd" \
+  "+rank 0: allreduce of 16384 B: tree" "-B: oneshot"
 run 2 64K 256K
 # 2 ranks: one round at 64 KiB, and the ring at 256 KiB (never the tree: it needs 3 ranks).
 check "2 ranks" "+rank 0: allreduce of 65536 B: oneshot" "+rank 0: allreduce of 262144 B: ring" "-B: tree"
